@@ -1,0 +1,431 @@
+package cache
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// DefaultAssumedPodTTL is how long an assumed pod whose binding finished
+// waits for the world to confirm it before it is expired.
+const DefaultAssumedPodTTL = 30 * time.Second
+
+type podState struct {
+	pod             *v1.Pod
+	deadline        time.Time
+	bindingFinished bool
+}
+
+// nodeItem is a NodeInfo in a list ordered by recency of change.
+type nodeItem struct {
+	info       *framework.NodeInfo
+	prev, next *nodeItem
+}
+
+type imageState struct {
+	size  int64
+	nodes sets.Set[string]
+}
+
+// Cache is safe for concurrent use.
+type Cache struct {
+	mu     sync.RWMutex
+	clock  clock.Clock
+	ttl    time.Duration
+	logger klog.Logger
+
+	nodes map[string]*nodeItem
+	head  *nodeItem // most recently changed
+	// nodeSetChanged is set when a node was added or removed, so the
+	// snapshot rebuilds its node order.
+	nodeSetChanged bool
+
+	podStates   map[types.UID]*podState
+	assumedPods sets.Set[types.UID]
+	imageStates map[string]*imageState
+}
+
+// New returns an empty cache. ttl is the assumed-pod expiry (0: never).
+func New(logger klog.Logger, clk clock.Clock, ttl time.Duration) *Cache {
+	return &Cache{
+		clock: clk, ttl: ttl, logger: logger,
+		nodes:       map[string]*nodeItem{},
+		podStates:   map[types.UID]*podState{},
+		assumedPods: sets.New[types.UID](),
+		imageStates: map[string]*imageState{},
+	}
+}
+
+// moveToHead marks an item as the most recently changed.
+func (c *Cache) moveToHead(name string) {
+	it := c.nodes[name]
+	if it == nil || it == c.head {
+		return
+	}
+	if it.prev != nil {
+		it.prev.next = it.next
+	}
+	if it.next != nil {
+		it.next.prev = it.prev
+	}
+	if c.head != nil {
+		c.head.prev = it
+	}
+	it.next, it.prev = c.head, nil
+	c.head = it
+}
+
+func (c *Cache) unlink(name string) {
+	it := c.nodes[name]
+	if it == nil {
+		return
+	}
+	if it.prev != nil {
+		it.prev.next = it.next
+	}
+	if it.next != nil {
+		it.next.prev = it.prev
+	}
+	if c.head == it {
+		c.head = it.next
+	}
+	delete(c.nodes, name)
+}
+
+// nodeFor returns the item for a node name, creating an empty one (pods can
+// arrive before their node).
+func (c *Cache) nodeFor(name string) *nodeItem {
+	it, ok := c.nodes[name]
+	if !ok {
+		it = &nodeItem{info: framework.NewNodeInfo()}
+		c.nodes[name] = it
+	}
+	return it
+}
+
+func (c *Cache) addPodLocked(pod *v1.Pod) {
+	it := c.nodeFor(pod.Spec.NodeName)
+	it.info.AddPod(pod)
+	c.moveToHead(pod.Spec.NodeName)
+}
+
+func (c *Cache) removePodLocked(pod *v1.Pod) error {
+	it, ok := c.nodes[pod.Spec.NodeName]
+	if !ok {
+		return fmt.Errorf("node %q of pod %s/%s is not in the cache", pod.Spec.NodeName, pod.Namespace, pod.Name)
+	}
+	if err := it.info.RemovePod(pod); err != nil {
+		return err
+	}
+	if len(it.info.Pods) == 0 && it.info.Node() == nil {
+		c.unlink(pod.Spec.NodeName)
+	} else {
+		c.moveToHead(pod.Spec.NodeName)
+	}
+	return nil
+}
+
+// AssumePod counts pod (with spec.nodeName set to the chosen node) on its
+// node before the binding is confirmed.
+func (c *Cache) AssumePod(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.podStates[pod.UID]; ok {
+		return fmt.Errorf("pod %s/%s (uid %s) is in the cache, so can't be assumed", pod.Namespace, pod.Name, pod.UID)
+	}
+	c.addPodLocked(pod)
+	c.podStates[pod.UID] = &podState{pod: pod}
+	c.assumedPods.Insert(pod.UID)
+	return nil
+}
+
+// FinishBinding starts the expiry clock of an assumed pod.
+func (c *Cache) FinishBinding(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.podStates[pod.UID]
+	if ok && c.assumedPods.Has(pod.UID) {
+		ps.bindingFinished = true
+		ps.deadline = c.clock.Now().Add(c.ttl)
+	}
+	return nil
+}
+
+// ForgetPod undoes AssumePod.
+func (c *Cache) ForgetPod(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.podStates[pod.UID]
+	if !ok || !c.assumedPods.Has(pod.UID) {
+		return fmt.Errorf("pod %s/%s (uid %s) is not assumed, so can't be forgotten", pod.Namespace, pod.Name, pod.UID)
+	}
+	if ps.pod.Spec.NodeName != pod.Spec.NodeName {
+		return fmt.Errorf("pod %s/%s was assumed on %s but forgotten on %s", pod.Namespace, pod.Name, ps.pod.Spec.NodeName, pod.Spec.NodeName)
+	}
+	if err := c.removePodLocked(ps.pod); err != nil {
+		return err
+	}
+	delete(c.podStates, pod.UID)
+	c.assumedPods.Delete(pod.UID)
+	return nil
+}
+
+// AddPod records an assigned pod seen in the world; it confirms an assumed
+// one (moving it if the world put it elsewhere).
+func (c *Cache) AddPod(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.podStates[pod.UID]
+	switch {
+	case ok && c.assumedPods.Has(pod.UID):
+		if err := c.removePodLocked(ps.pod); err != nil {
+			return err
+		}
+		c.addPodLocked(pod)
+		c.assumedPods.Delete(pod.UID)
+		ps.pod = pod
+		ps.bindingFinished = false
+	case !ok:
+		c.addPodLocked(pod)
+		c.podStates[pod.UID] = &podState{pod: pod}
+	default:
+		return fmt.Errorf("pod %s/%s (uid %s) was already added", pod.Namespace, pod.Name, pod.UID)
+	}
+	return nil
+}
+
+// UpdatePod replaces an assigned pod.
+func (c *Cache) UpdatePod(oldPod, newPod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.podStates[oldPod.UID]
+	if !ok || c.assumedPods.Has(oldPod.UID) {
+		return fmt.Errorf("pod %s/%s (uid %s) is not added to the cache, so can't be updated", oldPod.Namespace, oldPod.Name, oldPod.UID)
+	}
+	if err := c.removePodLocked(ps.pod); err != nil {
+		return err
+	}
+	c.addPodLocked(newPod)
+	ps.pod = newPod
+	return nil
+}
+
+// RemovePod forgets an assigned pod (deleted, or terminated).
+func (c *Cache) RemovePod(pod *v1.Pod) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, ok := c.podStates[pod.UID]
+	if !ok {
+		return fmt.Errorf("pod %s/%s (uid %s) is not in the cache, so can't be removed", pod.Namespace, pod.Name, pod.UID)
+	}
+	if err := c.removePodLocked(ps.pod); err != nil {
+		return err
+	}
+	delete(c.podStates, pod.UID)
+	c.assumedPods.Delete(pod.UID)
+	return nil
+}
+
+// IsAssumedPod tells whether the pod is assumed and not yet confirmed.
+func (c *Cache) IsAssumedPod(pod *v1.Pod) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.assumedPods.Has(pod.UID)
+}
+
+// GetPod returns the cached version of a pod.
+func (c *Cache) GetPod(pod *v1.Pod) (*v1.Pod, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ps, ok := c.podStates[pod.UID]
+	if !ok {
+		return nil, false
+	}
+	return ps.pod, true
+}
+
+// AddNode records a node.
+func (c *Cache) AddNode(node *v1.Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it := c.nodeFor(node.Name)
+	if it.info.Node() == nil {
+		c.nodeSetChanged = true
+	} else {
+		c.removeImages(it.info.Node())
+	}
+	c.addImages(node)
+	it.info.SetNode(node)
+	c.moveToHead(node.Name)
+}
+
+// UpdateNode replaces a node.
+func (c *Cache) UpdateNode(_, newNode *v1.Node) { c.AddNode(newNode) }
+
+// RemoveNode forgets a node. Its pods stay counted until they are removed
+// themselves, so a node that comes back is not overcommitted.
+func (c *Cache) RemoveNode(node *v1.Node) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it, ok := c.nodes[node.Name]
+	if !ok || it.info.Node() == nil {
+		return fmt.Errorf("node %s is not in the cache", node.Name)
+	}
+	c.removeImages(it.info.Node())
+	c.nodeSetChanged = true
+	if len(it.info.Pods) == 0 {
+		c.unlink(node.Name)
+	} else {
+		it.info.RemoveNode()
+		c.moveToHead(node.Name)
+	}
+	return nil
+}
+
+func (c *Cache) addImages(node *v1.Node) {
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			st, ok := c.imageStates[name]
+			if !ok {
+				st = &imageState{size: img.SizeBytes, nodes: sets.New[string]()}
+				c.imageStates[name] = st
+			}
+			st.nodes.Insert(node.Name)
+		}
+	}
+}
+
+func (c *Cache) removeImages(node *v1.Node) {
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			if st, ok := c.imageStates[name]; ok {
+				st.nodes.Delete(node.Name)
+				if st.nodes.Len() == 0 {
+					delete(c.imageStates, name)
+				}
+			}
+		}
+	}
+}
+
+// Cleanup expires assumed pods whose binding finished more than the TTL
+// ago without confirmation. The scheduler calls it periodically.
+func (c *Cache) Cleanup() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ttl == 0 {
+		return
+	}
+	now := c.clock.Now()
+	for uid := range c.assumedPods {
+		ps := c.podStates[uid]
+		if !ps.bindingFinished || now.Before(ps.deadline) {
+			continue
+		}
+		c.logger.Info("Assumed pod expired", "pod", klog.KObj(ps.pod), "node", ps.pod.Spec.NodeName)
+		if err := c.removePodLocked(ps.pod); err != nil {
+			c.logger.Error(err, "Expiring assumed pod", "pod", klog.KObj(ps.pod))
+		}
+		delete(c.podStates, uid)
+		c.assumedPods.Delete(uid)
+	}
+}
+
+// Counts returns the numbers of nodes (with a Node object) and of pods.
+func (c *Cache) Counts() (nodes, pods int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, it := range c.nodes {
+		if it.info.Node() != nil {
+			nodes++
+		}
+	}
+	return nodes, len(c.podStates)
+}
+
+// Dump returns copies of every NodeInfo, by node name (for tests and reports).
+func (c *Cache) Dump() map[string]*framework.NodeInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]*framework.NodeInfo, len(c.nodes))
+	for name, it := range c.nodes {
+		out[name] = it.info.Snapshot()
+	}
+	return out
+}
+
+// UpdateSnapshot brings s up to date, copying only the NodeInfos that
+// changed since s was last updated.
+func (c *Cache) UpdateSnapshot(s *Snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	snapGen := s.generation
+	rebuild := c.nodeSetChanged
+	for it := c.head; it != nil && it.info.Generation > snapGen; it = it.next {
+		name := it.info.NodeName()
+		if name == "" {
+			continue // node gone; its entry leaves the snapshot on rebuild
+		}
+		ni := it.info.Snapshot()
+		ni.ImageStates = c.imageSummaries(it.info.Node())
+		if old, ok := s.nodeInfoMap[name]; ok {
+			*old = *ni
+		} else {
+			s.nodeInfoMap[name] = ni
+			rebuild = true
+		}
+	}
+	if c.head != nil {
+		s.generation = c.head.info.Generation
+	}
+	if rebuild {
+		for name := range s.nodeInfoMap {
+			if it, ok := c.nodes[name]; !ok || it.info.Node() == nil {
+				delete(s.nodeInfoMap, name)
+			}
+		}
+		s.rebuildList()
+		c.nodeSetChanged = false
+	}
+}
+
+func (c *Cache) imageSummaries(node *v1.Node) map[string]*framework.ImageStateSummary {
+	if len(node.Status.Images) == 0 {
+		return nil
+	}
+	out := make(map[string]*framework.ImageStateSummary, len(node.Status.Images))
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			if st, ok := c.imageStates[name]; ok {
+				out[name] = &framework.ImageStateSummary{Size: st.size, NumNodes: st.nodes.Len()}
+			}
+		}
+	}
+	return out
+}
+
+// sortedZones groups node names by zone label, for the snapshot's order.
+func zoneOf(n *v1.Node) string {
+	if z, ok := n.Labels[v1.LabelTopologyZone]; ok {
+		return n.Labels[v1.LabelTopologyRegion] + ":\x00:" + z
+	}
+	return ""
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,676 @@
+// Package runtime runs one profile's plugins at each extension point.
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kubesched/kubesched/internal/framework/parallelize"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Registry maps plugin names to their factories.
+type Registry map[string]framework.PluginFactory
+
+// Profile is a resolved scheduling profile: its plugin sets are already
+// merged with the defaults, and its args are decoded and defaulted.
+type Profile struct {
+	SchedulerName            string
+	PercentageOfNodesToScore *int32
+	Plugins                  *configv1.Plugins
+	Args                     map[string]k8sruntime.Object
+}
+
+// Options are the world's roles the framework hands to plugins.
+type Options struct {
+	Snapshot      framework.SharedLister
+	Binder        framework.Binder
+	EventRecorder events.EventRecorder
+	Parallelism   int
+	Clock         clock.WithTickerAndDelayedExecution
+	// Nominator, if set, lets Filter account for pods nominated to a node.
+	Nominator interface {
+		NominatedPodsForNode(node string) []*framework.PodInfo
+	}
+}
+
+type weightedScore struct {
+	framework.ScorePlugin
+	weight int64
+}
+
+// Framework runs one profile.
+type Framework struct {
+	name         string
+	percentage   *int32
+	opts         Options
+	parallelizer parallelize.Parallelizer
+	waiting      *waitingPods
+
+	plugins    map[string]framework.Plugin
+	preEnqueue []framework.PreEnqueuePlugin
+	queueSort  []framework.QueueSortPlugin
+	preFilter  []framework.PreFilterPlugin
+	filter     []framework.FilterPlugin
+	postFilter []framework.PostFilterPlugin
+	preScore   []framework.PreScorePlugin
+	score      []weightedScore
+	reserve    []framework.ReservePlugin
+	permit     []framework.PermitPlugin
+	preBind    []framework.PreBindPlugin
+	bind       []framework.BindPlugin
+	postBind   []framework.PostBindPlugin
+}
+
+var _ framework.Handle = &Framework{}
+
+// extensionPoint names a point, the config's set for it and a function that
+// appends a plugin if it implements the point's interface.
+type extensionPoint struct {
+	name string
+	set  *configv1.PluginSet
+	add  func(framework.Plugin) bool
+}
+
+func (f *Framework) extensionPoints(p *configv1.Plugins) []extensionPoint {
+	return []extensionPoint{
+		{"PreEnqueue", &p.PreEnqueue, func(pl framework.Plugin) bool { return appendIf(&f.preEnqueue, pl) }},
+		{"QueueSort", &p.QueueSort, func(pl framework.Plugin) bool { return appendIf(&f.queueSort, pl) }},
+		{"PreFilter", &p.PreFilter, func(pl framework.Plugin) bool { return appendIf(&f.preFilter, pl) }},
+		{"Filter", &p.Filter, func(pl framework.Plugin) bool { return appendIf(&f.filter, pl) }},
+		{"PostFilter", &p.PostFilter, func(pl framework.Plugin) bool { return appendIf(&f.postFilter, pl) }},
+		{"PreScore", &p.PreScore, func(pl framework.Plugin) bool { return appendIf(&f.preScore, pl) }},
+		{"Score", &p.Score, func(pl framework.Plugin) bool {
+			sp, ok := pl.(framework.ScorePlugin)
+			if ok {
+				f.score = append(f.score, weightedScore{ScorePlugin: sp})
+			}
+			return ok
+		}},
+		{"Reserve", &p.Reserve, func(pl framework.Plugin) bool { return appendIf(&f.reserve, pl) }},
+		{"Permit", &p.Permit, func(pl framework.Plugin) bool { return appendIf(&f.permit, pl) }},
+		{"PreBind", &p.PreBind, func(pl framework.Plugin) bool { return appendIf(&f.preBind, pl) }},
+		{"Bind", &p.Bind, func(pl framework.Plugin) bool { return appendIf(&f.bind, pl) }},
+		{"PostBind", &p.PostBind, func(pl framework.Plugin) bool { return appendIf(&f.postBind, pl) }},
+	}
+}
+
+func appendIf[T any](list *[]T, pl framework.Plugin) bool {
+	t, ok := pl.(T)
+	if ok {
+		*list = append(*list, t)
+	}
+	return ok
+}
+
+// New builds a profile's plugins. Plugins named in multiPoint join every
+// extension point they implement, after the plugins named explicitly at
+// that point, unless disabled there; a plugin named explicitly at a point it
+// does not implement is an error.
+func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*Framework, error) {
+	if opts.Parallelism == 0 {
+		opts.Parallelism = parallelize.DefaultParallelism
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	f := &Framework{
+		name: prof.SchedulerName, percentage: prof.PercentageOfNodesToScore, opts: opts,
+		parallelizer: parallelize.New(opts.Parallelism), waiting: newWaitingPods(),
+		plugins: map[string]framework.Plugin{},
+	}
+	p := prof.Plugins
+	if p == nil {
+		p = &configv1.Plugins{}
+	}
+	points := f.extensionPoints(p)
+	weights := map[string]int64{}
+	// Instantiate every plugin named anywhere, in order of first mention.
+	var names []string
+	seen := sets.New[string]()
+	note := func(set configv1.PluginSet) {
+		for _, e := range set.Enabled {
+			if !seen.Has(e.Name) {
+				seen.Insert(e.Name)
+				names = append(names, e.Name)
+			}
+		}
+	}
+	note(p.MultiPoint)
+	for _, ep := range points {
+		note(*ep.set)
+	}
+	for _, e := range p.MultiPoint.Enabled {
+		if e.Weight != nil {
+			weights[e.Name] = int64(*e.Weight)
+		}
+	}
+	for _, e := range p.Score.Enabled {
+		if e.Weight != nil {
+			weights[e.Name] = int64(*e.Weight)
+		}
+	}
+	for _, name := range names {
+		factory, ok := registry[name]
+		if !ok {
+			return nil, fmt.Errorf("profile %q: plugin %q does not exist", prof.SchedulerName, name)
+		}
+		pl, err := factory(ctx, prof.Args[name], f)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: initializing plugin %q: %w", prof.SchedulerName, name, err)
+		}
+		f.plugins[name] = pl
+	}
+	for _, ep := range points {
+		explicit := sets.New[string]()
+		for _, e := range ep.set.Enabled {
+			if explicit.Has(e.Name) {
+				return nil, fmt.Errorf("profile %q: plugin %q already registered as %q", prof.SchedulerName, e.Name, ep.name)
+			}
+			explicit.Insert(e.Name)
+			if !ep.add(f.plugins[e.Name]) {
+				return nil, fmt.Errorf("profile %q: plugin %q does not extend %s plugin", prof.SchedulerName, e.Name, ep.name)
+			}
+		}
+		disabled := sets.New[string]()
+		for _, d := range ep.set.Disabled {
+			disabled.Insert(d.Name)
+		}
+		if disabled.Has("*") {
+			continue
+		}
+		for _, e := range p.MultiPoint.Enabled {
+			if explicit.Has(e.Name) || disabled.Has(e.Name) {
+				continue
+			}
+			ep.add(f.plugins[e.Name])
+		}
+	}
+	for i := range f.score {
+		w := weights[f.score[i].Name()]
+		if w == 0 {
+			w = 1
+		}
+		f.score[i].weight = w
+	}
+	if len(f.queueSort) != 1 {
+		return nil, fmt.Errorf("profile %q: exactly one queue sort plugin must be enabled, found %d", prof.SchedulerName, len(f.queueSort))
+	}
+	if len(f.bind) == 0 {
+		return nil, fmt.Errorf("profile %q: at least one bind plugin is needed", prof.SchedulerName)
+	}
+	return f, nil
+}
+
+// ProfileName is the profile's schedulerName.
+func (f *Framework) ProfileName() string { return f.name }
+
+// PercentageOfNodesToScore is the profile's override, or nil.
+func (f *Framework) PercentageOfNodesToScore() *int32 { return f.percentage }
+
+// QueueSortFunc returns the queue's ordering.
+func (f *Framework) QueueSortFunc() func(a, b *framework.QueuedPodInfo) bool {
+	return f.queueSort[0].Less
+}
+
+// QueueSortName names the queue sort plugin (profiles must agree on it).
+func (f *Framework) QueueSortName() string { return f.queueSort[0].Name() }
+
+// Plugin returns an instantiated plugin by name.
+func (f *Framework) Plugin(name string) framework.Plugin { return f.plugins[name] }
+
+// ListPlugins returns the plugin names per extension point, in run order.
+func (f *Framework) ListPlugins() map[string][]string {
+	out := map[string][]string{}
+	add := func(point string, pl framework.Plugin) { out[point] = append(out[point], pl.Name()) }
+	for _, p := range f.preEnqueue {
+		add("PreEnqueue", p)
+	}
+	for _, p := range f.queueSort {
+		add("QueueSort", p)
+	}
+	for _, p := range f.preFilter {
+		add("PreFilter", p)
+	}
+	for _, p := range f.filter {
+		add("Filter", p)
+	}
+	for _, p := range f.postFilter {
+		add("PostFilter", p)
+	}
+	for _, p := range f.preScore {
+		add("PreScore", p)
+	}
+	for _, p := range f.score {
+		out["Score"] = append(out["Score"], fmt.Sprintf("%s(%d)", p.Name(), p.weight))
+	}
+	for _, p := range f.reserve {
+		add("Reserve", p)
+	}
+	for _, p := range f.permit {
+		add("Permit", p)
+	}
+	for _, p := range f.preBind {
+		add("PreBind", p)
+	}
+	for _, p := range f.bind {
+		add("Bind", p)
+	}
+	for _, p := range f.postBind {
+		add("PostBind", p)
+	}
+	return out
+}
+
+// EventInterest returns, per plugin that can reject pods, the cluster events
+// that may make such pods schedulable. A rejecting plugin without
+// EnqueueExtensions is interested in every event.
+func (f *Framework) EventInterest(ctx context.Context) (map[string][]framework.ClusterEvent, error) {
+	out := map[string][]framework.ClusterEvent{}
+	for name, pl := range f.plugins {
+		ext, ok := pl.(framework.EnqueueExtensions)
+		if !ok {
+			out[name] = []framework.ClusterEvent{{Resource: framework.WildCard, ActionType: framework.All}}
+			continue
+		}
+		evs, err := ext.EventsToRegister(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", name, err)
+		}
+		out[name] = evs
+	}
+	return out, nil
+}
+
+// Handle ------------------------------------------------------------------
+
+// SnapshotSharedLister implements framework.Handle.
+func (f *Framework) SnapshotSharedLister() framework.SharedLister { return f.opts.Snapshot }
+
+// Binder implements framework.Handle.
+func (f *Framework) Binder() framework.Binder { return f.opts.Binder }
+
+// EventRecorder implements framework.Handle.
+func (f *Framework) EventRecorder() events.EventRecorder { return f.opts.EventRecorder }
+
+// Parallelism implements framework.Handle.
+func (f *Framework) Parallelism() int { return f.parallelizer.Parallelism() }
+
+// Parallelizer returns the worker pool.
+func (f *Framework) Parallelizer() parallelize.Parallelizer { return f.parallelizer }
+
+// IterateOverWaitingPods implements framework.Handle.
+func (f *Framework) IterateOverWaitingPods(fn func(framework.WaitingPod)) { f.waiting.iterate(fn) }
+
+// GetWaitingPod implements framework.Handle.
+func (f *Framework) GetWaitingPod(uid string) framework.WaitingPod {
+	if wp := f.waiting.get(typesUID(uid)); wp != nil {
+		return wp
+	}
+	return nil
+}
+
+// Extension points -----------------------------------------------------
+
+// RunPreEnqueuePlugins gates a pod; the first non-success stops.
+func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *framework.Status {
+	for _, pl := range f.preEnqueue {
+		if st := pl.PreEnqueue(ctx, pod); !st.IsSuccess() {
+			if st.Code() == framework.Error {
+				return st.WithPlugin(pl.Name())
+			}
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, st.Reasons()...).WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// RunPreFilterPlugins runs PreFilter. It returns the merged node
+// restriction, a status, and the plugins that rejected the pod. Plugins
+// that return Skip are recorded in state.SkipFilterPlugins.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status, sets.Set[string]) {
+	var result *framework.PreFilterResult
+	skip := sets.New[string]()
+	rejectors := sets.New[string]()
+	var restrictors []string
+	var returnStatus *framework.Status
+	for _, pl := range f.preFilter {
+		r, st := f.runPreFilter(ctx, pl, state, pod, nodes)
+		if st.IsSkip() {
+			skip.Insert(pl.Name())
+			continue
+		}
+		if !st.IsSuccess() {
+			st.WithPlugin(pl.Name())
+			if st.IsRejected() {
+				rejectors.Insert(pl.Name())
+				if st.Code() == framework.UnschedulableAndUnresolvable || returnStatus == nil {
+					returnStatus = st
+				}
+				if st.Code() == framework.UnschedulableAndUnresolvable {
+					break
+				}
+				continue
+			}
+			return nil, framework.AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name()), nil
+		}
+		if !r.AllNodes() {
+			restrictors = append(restrictors, pl.Name())
+		}
+		result = result.Merge(r)
+		if !result.AllNodes() && result.NodeNames.Len() == 0 {
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", restrictors)
+			if len(restrictors) == 1 {
+				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", restrictors[0])
+			}
+			rejectors.Insert(restrictors...)
+			return result, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg), rejectors
+		}
+	}
+	state.SkipFilterPlugins = skip
+	if returnStatus != nil {
+		return nil, returnStatus, rejectors
+	}
+	if result != nil {
+		result.Restrictors = restrictors
+	}
+	return result, nil, nil
+}
+
+func (f *Framework) runPreFilter(ctx context.Context, pl framework.PreFilterPlugin, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (r *framework.PreFilterResult, st *framework.Status) {
+	defer recoverAsStatus(pl.Name(), "PreFilter", &st)
+	return pl.PreFilter(ctx, state, pod, nodes)
+}
+
+// RunFilterPlugins runs Filter on one node and returns the first rejection,
+// stamped with its plugin.
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, pl := range f.filter {
+		if state.SkipFilterPlugins.Has(pl.Name()) {
+			continue
+		}
+		if st := f.runFilter(ctx, pl, state, pod, nodeInfo); !st.IsSuccess() {
+			if !st.IsRejected() {
+				st = framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), st.AsError()))
+			}
+			return st.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+func (f *Framework) runFilter(ctx context.Context, pl framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (st *framework.Status) {
+	defer recoverAsStatus(pl.Name(), "Filter", &st)
+	return pl.Filter(ctx, state, pod, ni)
+}
+
+// RunFilterPluginsWithNominatedPods runs Filter twice when pods of equal or
+// higher priority are nominated to the node: once as if they were running
+// there (they must still fit), once without them (pod affinity may need
+// them absent to pass); both must pass.
+func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, info *framework.NodeInfo) *framework.Status {
+	if f.opts.Nominator == nil {
+		return f.RunFilterPlugins(ctx, state, pod, info)
+	}
+	nominated := f.opts.Nominator.NominatedPodsForNode(info.NodeName())
+	var add []*framework.PodInfo
+	prio := podPriority(pod)
+	for _, pi := range nominated {
+		if pi.Pod.UID != pod.UID && podPriority(pi.Pod) >= prio {
+			add = append(add, pi)
+		}
+	}
+	if len(add) == 0 {
+		return f.RunFilterPlugins(ctx, state, pod, info)
+	}
+	withNominated := info.Snapshot()
+	stateWith := state.Clone()
+	for _, pi := range add {
+		withNominated.AddPodInfo(pi)
+		for _, pl := range f.preFilter {
+			if ext := pl.PreFilterExtensions(); ext != nil && !stateWith.SkipFilterPlugins.Has(pl.Name()) {
+				if st := ext.AddPod(ctx, stateWith, pod, pi, withNominated); !st.IsSuccess() {
+					return st.WithPlugin(pl.Name())
+				}
+			}
+		}
+	}
+	if st := f.RunFilterPlugins(ctx, stateWith, pod, withNominated); !st.IsSuccess() {
+		return st
+	}
+	return f.RunFilterPlugins(ctx, state, pod, info)
+}
+
+// RunPostFilterPlugins runs PostFilter until one succeeds.
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, m framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
+	var reasons []string
+	var result *framework.PostFilterResult
+	for _, pl := range f.postFilter {
+		r, st := pl.PostFilter(ctx, state, pod, m)
+		if st.IsSuccess() {
+			return r, st.WithPlugin(pl.Name())
+		}
+		if st.Code() == framework.Error {
+			return nil, st.WithPlugin(pl.Name())
+		}
+		reasons = append(reasons, st.Reasons()...)
+		if r != nil {
+			result = r
+		}
+	}
+	return result, framework.NewStatus(framework.Unschedulable, reasons...)
+}
+
+// HasPostFilterPlugins reports whether any PostFilter plugin is enabled.
+func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
+
+// RunPreScorePlugins runs PreScore on the feasible nodes; Skip is recorded
+// in state.SkipScorePlugins.
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) *framework.Status {
+	skip := sets.New[string]()
+	for _, pl := range f.preScore {
+		st := pl.PreScore(ctx, state, pod, nodes)
+		if st.IsSkip() {
+			skip.Insert(pl.Name())
+			continue
+		}
+		if !st.IsSuccess() {
+			return framework.AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name())
+		}
+	}
+	state.SkipScorePlugins = skip
+	return nil
+}
+
+// RunScorePlugins scores every node with every non-skipped Score plugin in
+// parallel over nodes, normalizes per plugin, and applies the weights.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
+	plugins := make([]weightedScore, 0, len(f.score))
+	for _, pl := range f.score {
+		if !state.SkipScorePlugins.Has(pl.Name()) {
+			plugins = append(plugins, pl)
+		}
+	}
+	scores := make([]framework.NodeScoreList, len(plugins))
+	for i := range scores {
+		scores[i] = make(framework.NodeScoreList, len(nodes))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errCh := make(chan *framework.Status, 1)
+	f.parallelizer.Until(ctx, len(nodes), func(i int) {
+		for j, pl := range plugins {
+			s, st := pl.Score(ctx, state, pod, nodes[i])
+			if !st.IsSuccess() {
+				select {
+				case errCh <- framework.AsStatus(fmt.Errorf("plugin %q failed with: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name()):
+				default:
+				}
+				cancel()
+				return
+			}
+			scores[j][i] = framework.NodeScore{Name: nodes[i].NodeName(), Score: s}
+		}
+	})
+	select {
+	case st := <-errCh:
+		return nil, st
+	default:
+	}
+	for j, pl := range plugins {
+		if ext := pl.ScoreExtensions(); ext != nil {
+			if st := ext.NormalizeScore(ctx, state, pod, scores[j]); !st.IsSuccess() {
+				return nil, framework.AsStatus(fmt.Errorf("running Normalize on Score plugins: %w", st.AsError())).WithPlugin(pl.Name())
+			}
+		}
+		for i := range scores[j] {
+			s := scores[j][i].Score
+			if s > framework.MaxNodeScore || s < framework.MinNodeScore {
+				return nil, framework.AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", pl.Name(), s, framework.MinNodeScore, framework.MaxNodeScore))
+			}
+		}
+	}
+	out := make([]framework.NodePluginScores, len(nodes))
+	for i, n := range nodes {
+		out[i] = framework.NodePluginScores{Name: n.NodeName(), Scores: make([]framework.PluginScore, len(plugins))}
+		for j, pl := range plugins {
+			w := scores[j][i].Score * pl.weight
+			out[i].Scores[j] = framework.PluginScore{Name: pl.Name(), Score: w}
+			out[i].TotalScore += w
+		}
+	}
+	return out, nil
+}
+
+// RunReservePluginsReserve runs Reserve; the first failure stops.
+func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	for _, pl := range f.reserve {
+		if st := pl.Reserve(ctx, state, pod, node); !st.IsSuccess() {
+			return st.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// RunReservePluginsUnreserve runs Unreserve in reverse order.
+func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) {
+	for i := len(f.reserve) - 1; i >= 0; i-- {
+		f.reserve[i].Unreserve(ctx, state, pod, node)
+	}
+}
+
+// RunPermitPlugins runs Permit; Wait registers the pod as waiting.
+func (f *Framework) RunPermitPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	waits := map[string]time.Duration{}
+	for _, pl := range f.permit {
+		st, d := pl.Permit(ctx, state, pod, node)
+		switch {
+		case st.IsSuccess():
+		case st.IsWait():
+			if d > maxPermitTimeout {
+				d = maxPermitTimeout
+			}
+			waits[pl.Name()] = d
+		case st.IsRejected():
+			return st.WithPlugin(pl.Name())
+		default:
+			return framework.AsStatus(fmt.Errorf("running Permit plugin %q: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name())
+		}
+	}
+	if len(waits) > 0 {
+		f.waiting.add(newWaitingPod(f.opts.Clock, pod, waits))
+		return framework.NewStatus(framework.Wait, fmt.Sprintf("one or more plugins asked to wait and no plugin rejected pod %q", pod.Name))
+	}
+	return nil
+}
+
+const maxPermitTimeout = 15 * time.Minute
+
+// WaitOnPermit blocks until a waiting pod is allowed or rejected.
+func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *framework.Status {
+	wp := f.waiting.get(pod.UID)
+	if wp == nil {
+		return nil
+	}
+	defer f.waiting.remove(pod.UID)
+	select {
+	case st := <-wp.done:
+		return st
+	case <-ctx.Done():
+		return framework.AsStatus(ctx.Err())
+	}
+}
+
+// RunPreBindPlugins runs PreBind.
+func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	for _, pl := range f.preBind {
+		if st := pl.PreBind(ctx, state, pod, node); !st.IsSuccess() {
+			return st.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// RunBindPlugins runs binders until one does not Skip.
+func (f *Framework) RunBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	var st *framework.Status
+	for _, pl := range f.bind {
+		st = pl.Bind(ctx, state, pod, node)
+		if st.IsSkip() {
+			continue
+		}
+		return st.WithPlugin(pl.Name())
+	}
+	return st
+}
+
+// RunPostBindPlugins runs PostBind.
+func (f *Framework) RunPostBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) {
+	for _, pl := range f.postBind {
+		pl.PostBind(ctx, state, pod, node)
+	}
+}
+
+// ScorePluginNames lists the Score plugins in order, for reports.
+func (f *Framework) ScorePluginNames() []string {
+	out := make([]string, 0, len(f.score))
+	for _, p := range f.score {
+		out = append(out, p.Name())
+	}
+	return out
+}
+
+// FilterPluginNames lists the Filter plugins in order.
+func (f *Framework) FilterPluginNames() []string {
+	out := make([]string, 0, len(f.filter))
+	for _, p := range f.filter {
+		out = append(out, p.Name())
+	}
+	return out
+}
+
+func podPriority(pod *v1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
+	}
+	return 0
+}
+
+// recoverAsStatus turns a plugin panic into an Error status, so one bad pod
+// or plugin fails its cycle instead of the scheduler.
+func recoverAsStatus(plugin, point string, st **framework.Status) {
+	if r := recover(); r != nil {
+		*st = framework.AsStatus(fmt.Errorf("plugin %s panicked in %s: %v", plugin, point, r)).WithPlugin(plugin)
+	}
+}
+
+func typesUID(s string) types.UID { return types.UID(s) }

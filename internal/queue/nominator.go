@@ -1,0 +1,77 @@
+package queue
+
+import (
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Nominator remembers which pods are nominated to which nodes (by
+// preemption), so other pods' Filter accounts for them.
+type Nominator struct {
+	lock   sync.RWMutex
+	byNode map[string][]*framework.PodInfo
+	byPod  map[types.UID]string
+}
+
+// NewNominator returns an empty nominator.
+func NewNominator() *Nominator {
+	return &Nominator{byNode: map[string][]*framework.PodInfo{}, byPod: map[types.UID]string{}}
+}
+
+// AddNominatedPod nominates pi to node (or to its status.nominatedNodeName when node is "").
+func (n *Nominator) AddNominatedPod(pi *framework.PodInfo, node string) {
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	n.deleteLocked(pi.Pod)
+	if node == "" {
+		node = pi.Pod.Status.NominatedNodeName
+	}
+	if node == "" {
+		return
+	}
+	n.byPod[pi.Pod.UID] = node
+	n.byNode[node] = append(n.byNode[node], pi)
+}
+
+// DeleteNominatedPodIfExists clears a pod's nomination.
+func (n *Nominator) DeleteNominatedPodIfExists(pod *v1.Pod) {
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	n.deleteLocked(pod)
+}
+
+func (n *Nominator) deleteLocked(pod *v1.Pod) {
+	node, ok := n.byPod[pod.UID]
+	if !ok {
+		return
+	}
+	list := n.byNode[node]
+	for i, pi := range list {
+		if pi.Pod.UID == pod.UID {
+			n.byNode[node] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(n.byNode[node]) == 0 {
+		delete(n.byNode, node)
+	}
+	delete(n.byPod, pod.UID)
+}
+
+// NominatedPodsForNode returns the pods nominated to node.
+func (n *Nominator) NominatedPodsForNode(node string) []*framework.PodInfo {
+	n.lock.RLock()
+	defer n.lock.RUnlock()
+	return append([]*framework.PodInfo(nil), n.byNode[node]...)
+}
+
+// HasNominatedPods is true when any pod is nominated anywhere.
+func (n *Nominator) HasNominatedPods() bool {
+	n.lock.RLock()
+	defer n.lock.RUnlock()
+	return len(n.byPod) > 0
+}

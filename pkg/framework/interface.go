@@ -1,0 +1,226 @@
+package framework
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+)
+
+// Score bounds: every plugin's normalized score lies in [MinNodeScore, MaxNodeScore].
+const (
+	MaxNodeScore int64 = 100
+	MinNodeScore int64 = 0
+	// MaxTotalScore bounds the weighted sum.
+	MaxTotalScore int64 = 1<<63 - 1
+)
+
+// Plugin is the parent of all plugins.
+type Plugin interface {
+	Name() string
+}
+
+// PreEnqueuePlugin gates a pod before it enters activeQ. Success lets the
+// pod in; any other code keeps it in unschedulablePods until an event.
+type PreEnqueuePlugin interface {
+	Plugin
+	PreEnqueue(ctx context.Context, pod *v1.Pod) *Status
+}
+
+// QueueSortPlugin orders activeQ. Only one may be enabled, and all profiles
+// must agree on it.
+type QueueSortPlugin interface {
+	Plugin
+	Less(a, b *QueuedPodInfo) bool
+}
+
+// PreFilterResult narrows the nodes to evaluate; nil NodeNames means all.
+type PreFilterResult struct {
+	NodeNames sets.Set[string]
+	// Restrictors names the plugins that restricted the nodes (set by the runtime).
+	Restrictors []string
+}
+
+// AllNodes is true when the result does not restrict nodes.
+func (r *PreFilterResult) AllNodes() bool { return r == nil || r.NodeNames == nil }
+
+// Merge intersects two results.
+func (r *PreFilterResult) Merge(o *PreFilterResult) *PreFilterResult {
+	if r.AllNodes() && o.AllNodes() {
+		return nil
+	}
+	if r.AllNodes() {
+		return &PreFilterResult{NodeNames: o.NodeNames.Clone()}
+	}
+	if o.AllNodes() {
+		return &PreFilterResult{NodeNames: r.NodeNames.Clone()}
+	}
+	return &PreFilterResult{NodeNames: r.NodeNames.Intersection(o.NodeNames)}
+}
+
+// PreFilterPlugin runs once per cycle before Filter. Success: go on;
+// Skip: this plugin's Filter is not run for this pod; Unschedulable(AndUnresolvable):
+// the pod fits no node; Error: the cycle fails and the pod backs off.
+type PreFilterPlugin interface {
+	Plugin
+	PreFilter(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) (*PreFilterResult, *Status)
+	// PreFilterExtensions may be nil; preemption uses them to add and
+	// remove pods from the state speculatively.
+	PreFilterExtensions() PreFilterExtensions
+}
+
+// PreFilterExtensions update precomputed state when pods are added or
+// removed speculatively (preemption, nominated pods).
+type PreFilterExtensions interface {
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}
+
+// FilterPlugin decides if the pod fits one node. Success: fits;
+// Unschedulable: does not fit, preemption may help; UnschedulableAndUnresolvable:
+// does not fit and preemption cannot help; Error: the cycle fails.
+// Filter runs concurrently over nodes: read-only, allocation-free.
+type FilterPlugin interface {
+	Plugin
+	Filter(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+}
+
+// PostFilterPlugin runs when no node fits (e.g. preemption). Success with a
+// nominated node makes the pod wait for it; Unschedulable: nothing helped.
+type PostFilterPlugin interface {
+	Plugin
+	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, filteredNodeStatusMap NodeToStatusReader) (*PostFilterResult, *Status)
+}
+
+// PostFilterResult carries the nominated node.
+type PostFilterResult struct {
+	NominatedNodeName string
+}
+
+// PreScorePlugin runs once per cycle over the feasible nodes. Skip: this
+// plugin's Score is not run and it adds nothing.
+type PreScorePlugin interface {
+	Plugin
+	PreScore(ctx context.Context, state *CycleState, pod *v1.Pod, nodes []*NodeInfo) *Status
+}
+
+// ScorePlugin ranks one feasible node; concurrent, read-only, allocation-free.
+type ScorePlugin interface {
+	Plugin
+	Score(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) (int64, *Status)
+	// ScoreExtensions may be nil.
+	ScoreExtensions() ScoreExtensions
+}
+
+// ScoreExtensions normalizes a plugin's scores to [MinNodeScore, MaxNodeScore].
+type ScoreExtensions interface {
+	NormalizeScore(ctx context.Context, state *CycleState, pod *v1.Pod, scores NodeScoreList) *Status
+}
+
+// NodeScore is one node's score.
+type NodeScore struct {
+	Name  string
+	Score int64
+}
+
+// NodeScoreList is a plugin's scores, one per feasible node.
+type NodeScoreList []NodeScore
+
+// NodePluginScores is one node's per-plugin weighted scores and total.
+type NodePluginScores struct {
+	Name       string
+	Scores     []PluginScore
+	TotalScore int64
+}
+
+// PluginScore is one plugin's weighted score.
+type PluginScore struct {
+	Name  string
+	Score int64
+}
+
+// ReservePlugin claims resources for the pod on the chosen node. A failed
+// Reserve fails the cycle; Unreserve must undo Reserve and be idempotent.
+type ReservePlugin interface {
+	Plugin
+	Reserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+	Unreserve(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// PermitPlugin may delay binding. Success: bind now; Wait (with a timeout):
+// the binding cycle waits for Allow or Reject; Unschedulable: reject.
+type PermitPlugin interface {
+	Plugin
+	Permit(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) (*Status, time.Duration)
+}
+
+// PreBindPlugin runs before Bind; a failure aborts binding and unreserves.
+type PreBindPlugin interface {
+	Plugin
+	PreBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// BindPlugin binds the pod. Skip passes to the next binder.
+type BindPlugin interface {
+	Plugin
+	Bind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string) *Status
+}
+
+// PostBindPlugin is informational, after a successful bind.
+type PostBindPlugin interface {
+	Plugin
+	PostBind(ctx context.Context, state *CycleState, pod *v1.Pod, nodeName string)
+}
+
+// EnqueueExtensions declares which cluster events may make a pod that the
+// plugin rejected schedulable again.
+type EnqueueExtensions interface {
+	Plugin
+	EventsToRegister(ctx context.Context) ([]ClusterEvent, error)
+}
+
+// NodeInfoLister lists the snapshot's NodeInfos.
+type NodeInfoLister interface {
+	List() ([]*NodeInfo, error)
+	Get(nodeName string) (*NodeInfo, error)
+}
+
+// SharedLister is the snapshot as plugins see it.
+type SharedLister interface {
+	NodeInfos() NodeInfoLister
+}
+
+// Binder writes a binding to the world (the API, or the in-memory store).
+type Binder interface {
+	Bind(ctx context.Context, binding *v1.Binding) error
+}
+
+// WaitingPod is a pod held at Permit.
+type WaitingPod interface {
+	GetPod() *v1.Pod
+	GetPendingPlugins() []string
+	Allow(pluginName string)
+	Reject(pluginName, msg string)
+}
+
+// Handle is what a plugin gets from the framework at construction: the
+// snapshot, the world's roles it may use, and the waiting pods.
+type Handle interface {
+	SnapshotSharedLister() SharedLister
+	// Binder is nil for plugins that have no business binding.
+	Binder() Binder
+	EventRecorder() events.EventRecorder
+	IterateOverWaitingPods(fn func(WaitingPod))
+	GetWaitingPod(uid string) WaitingPod
+	Parallelism() int
+}
+
+// PluginFactory builds a plugin from its (decoded, defaulted) args.
+type PluginFactory func(ctx context.Context, args runtime.Object, h Handle) (Plugin, error)
+
+// Logger returns the logger of ctx.
+func Logger(ctx context.Context) klog.Logger { return klog.FromContext(ctx) }

@@ -1,0 +1,157 @@
+package framework
+
+import (
+	"errors"
+	"strings"
+)
+
+// Code is the outcome of a plugin call.
+type Code int
+
+// The codes a plugin may return. What each means at an extension point is
+// documented on that extension point's interface.
+const (
+	// Success: the plugin ran and let the pod through.
+	Success Code = iota
+	// Error: an internal error; the pod is retried with backoff.
+	Error
+	// Unschedulable: the pod does not fit now; preemption may help.
+	Unschedulable
+	// UnschedulableAndUnresolvable: the pod does not fit and preemption
+	// cannot change that on this node.
+	UnschedulableAndUnresolvable
+	// Wait: only for Permit, the pod waits for an Allow or Reject.
+	Wait
+	// Skip: for PreFilter/PreScore, the plugin has nothing to do for this
+	// pod and its Filter/Score is not run; for Bind, let the next binder try.
+	Skip
+	// Pending: the pod waits on something outside the scheduler (e.g. a
+	// gate); it is retried on an event, not after backoff.
+	Pending
+)
+
+var codeNames = []string{"Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending"}
+
+func (c Code) String() string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "Unknown"
+}
+
+// Status is the result of a plugin call. A nil Status is Success.
+type Status struct {
+	code    Code
+	reasons []string
+	err     error
+	plugin  string
+}
+
+// NewStatus makes a Status with the code and reasons.
+func NewStatus(code Code, reasons ...string) *Status {
+	return &Status{code: code, reasons: reasons}
+}
+
+// AsStatus wraps an error as an Error status; nil gives nil.
+func AsStatus(err error) *Status {
+	if err == nil {
+		return nil
+	}
+	return &Status{code: Error, reasons: []string{err.Error()}, err: err}
+}
+
+// Code returns the code; Success for nil.
+func (s *Status) Code() Code {
+	if s == nil {
+		return Success
+	}
+	return s.code
+}
+
+// Reasons returns the reasons.
+func (s *Status) Reasons() []string {
+	if s == nil {
+		return nil
+	}
+	return s.reasons
+}
+
+// Message joins the reasons with ", ".
+func (s *Status) Message() string {
+	if s == nil {
+		return ""
+	}
+	return strings.Join(s.reasons, ", ")
+}
+
+// Plugin is the plugin that produced the status (stamped by the runtime).
+func (s *Status) Plugin() string {
+	if s == nil {
+		return ""
+	}
+	return s.plugin
+}
+
+// WithPlugin stamps the plugin name and returns s.
+func (s *Status) WithPlugin(name string) *Status {
+	if s != nil {
+		s.plugin = name
+	}
+	return s
+}
+
+// IsSuccess is true for nil or Success.
+func (s *Status) IsSuccess() bool { return s.Code() == Success }
+
+// IsSkip is true for Skip.
+func (s *Status) IsSkip() bool { return s.Code() == Skip }
+
+// IsWait is true for Wait.
+func (s *Status) IsWait() bool { return s.Code() == Wait }
+
+// IsRejected is true for Unschedulable, UnschedulableAndUnresolvable and Pending.
+func (s *Status) IsRejected() bool {
+	c := s.Code()
+	return c == Unschedulable || c == UnschedulableAndUnresolvable || c == Pending
+}
+
+// AsError turns a non-success status into an error.
+func (s *Status) AsError() error {
+	if s.IsSuccess() || s.IsSkip() {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	return errors.New(s.Message())
+}
+
+// Equal compares code, reasons and plugin (for tests).
+func (s *Status) Equal(o *Status) bool {
+	if s == nil || o == nil {
+		return s.IsSuccess() && o.IsSuccess()
+	}
+	if s.code != o.code || s.plugin != o.plugin || len(s.reasons) != len(o.reasons) {
+		return false
+	}
+	for i := range s.reasons {
+		if s.reasons[i] != o.reasons[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Status) String() string {
+	if s == nil {
+		return "Success"
+	}
+	b := s.code.String()
+	if s.plugin != "" {
+		b += " (" + s.plugin + ")"
+	}
+	if len(s.reasons) > 0 {
+		b += ": " + s.Message()
+	}
+	return b
+}
