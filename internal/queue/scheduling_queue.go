@@ -245,26 +245,15 @@ func (q *PriorityQueue) FlushUnschedulablePodsLeftover() {
 	q.movePodsLocked(due, framework.EventUnschedulableTimeout)
 }
 
-// NextWakeup returns the earliest time at which a timer of the queue would
-// move a pod (backoff expiry or the unschedulable flush); ok is false if
-// nothing is waiting on time. The simulator steps its clock to it.
-func (q *PriorityQueue) NextWakeup() (time.Time, bool) {
+// NextBackoffExpiry returns when the first pod in backoffQ is due; ok is
+// false when backoffQ is empty. The simulator steps its clock to it.
+func (q *PriorityQueue) NextBackoffExpiry() (time.Time, bool) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	var t time.Time
-	found := false
 	if p, ok := q.backoffQ.Peek(); ok {
-		t, found = q.backoffTime(p), true
+		return q.backoffTime(p), true
 	}
-	for _, p := range q.unschedulable {
-		if p.GatingPlugin != "" {
-			continue
-		}
-		if w := p.Timestamp.Add(q.opts.MaxInUnschedulable); !found || w.Before(t) {
-			t, found = w, true
-		}
-	}
-	return t, found
+	return time.Time{}, false
 }
 
 // MoveAllToActiveOrBackoffQueue moves the unschedulable pods that a plugin

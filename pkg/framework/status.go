@@ -60,6 +60,14 @@ func AsStatus(err error) *Status {
 	return &Status{code: Error, reasons: []string{err.Error()}, err: err}
 }
 
+// WithError attaches an underlying error, returned by AsError.
+func (s *Status) WithError(err error) *Status {
+	if s != nil {
+		s.err = err
+	}
+	return s
+}
+
 // Code returns the code; Success for nil.
 func (s *Status) Code() Code {
 	if s == nil {

@@ -104,6 +104,38 @@ func (f *Framework) extensionPoints(p *configv1.Plugins) []extensionPoint {
 	}
 }
 
+// implements tells whether a plugin has the interface of a point.
+func implements(pl framework.Plugin, point string) bool {
+	var ok bool
+	switch point {
+	case "PreEnqueue":
+		_, ok = pl.(framework.PreEnqueuePlugin)
+	case "QueueSort":
+		_, ok = pl.(framework.QueueSortPlugin)
+	case "PreFilter":
+		_, ok = pl.(framework.PreFilterPlugin)
+	case "Filter":
+		_, ok = pl.(framework.FilterPlugin)
+	case "PostFilter":
+		_, ok = pl.(framework.PostFilterPlugin)
+	case "PreScore":
+		_, ok = pl.(framework.PreScorePlugin)
+	case "Score":
+		_, ok = pl.(framework.ScorePlugin)
+	case "Reserve":
+		_, ok = pl.(framework.ReservePlugin)
+	case "Permit":
+		_, ok = pl.(framework.PermitPlugin)
+	case "PreBind":
+		_, ok = pl.(framework.PreBindPlugin)
+	case "Bind":
+		_, ok = pl.(framework.BindPlugin)
+	case "PostBind":
+		_, ok = pl.(framework.PostBindPlugin)
+	}
+	return ok
+}
+
 func appendIf[T any](list *[]T, pl framework.Plugin) bool {
 	t, ok := pl.(T)
 	if ok {
@@ -170,6 +202,10 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 		}
 		f.plugins[name] = pl
 	}
+	multi := sets.New[string]()
+	for _, e := range p.MultiPoint.Enabled {
+		multi.Insert(e.Name)
+	}
 	for _, ep := range points {
 		explicit := sets.New[string]()
 		for _, e := range ep.set.Enabled {
@@ -177,7 +213,7 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 				return nil, fmt.Errorf("profile %q: plugin %q already registered as %q", prof.SchedulerName, e.Name, ep.name)
 			}
 			explicit.Insert(e.Name)
-			if !ep.add(f.plugins[e.Name]) {
+			if !implements(f.plugins[e.Name], ep.name) {
 				return nil, fmt.Errorf("profile %q: plugin %q does not extend %s plugin", prof.SchedulerName, e.Name, ep.name)
 			}
 		}
@@ -185,14 +221,25 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 		for _, d := range ep.set.Disabled {
 			disabled.Insert(d.Name)
 		}
-		if disabled.Has("*") {
-			continue
-		}
-		for _, e := range p.MultiPoint.Enabled {
-			if explicit.Has(e.Name) || disabled.Has(e.Name) {
-				continue
+		// Upstream's order: plugins re-listed at this point that are also
+		// multiPoint ones, then the other multiPoint ones, then the plugins
+		// only listed at this point.
+		for _, e := range ep.set.Enabled {
+			if multi.Has(e.Name) {
+				ep.add(f.plugins[e.Name])
 			}
-			ep.add(f.plugins[e.Name])
+		}
+		if !disabled.Has("*") {
+			for _, e := range p.MultiPoint.Enabled {
+				if !explicit.Has(e.Name) && !disabled.Has(e.Name) {
+					ep.add(f.plugins[e.Name])
+				}
+			}
+		}
+		for _, e := range ep.set.Enabled {
+			if !multi.Has(e.Name) {
+				ep.add(f.plugins[e.Name])
+			}
 		}
 	}
 	for i := range f.score {

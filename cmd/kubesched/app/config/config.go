@@ -1,0 +1,37 @@
+// Package config holds the scheduler's run configuration: the defaulted
+// and validated KubeSchedulerConfiguration plus the plugin registry. Only
+// Complete makes a CompletedConfig, so nothing runs on a half-built one.
+package config
+
+import (
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/internal/framework/runtime"
+)
+
+// Config is what Options produce.
+type Config struct {
+	// ComponentConfig is defaulted and validated.
+	ComponentConfig *configv1.KubeSchedulerConfiguration
+	// Registry has the in-tree plugins and any added with WithPlugin.
+	Registry runtime.Registry
+	// Seed seeds tie-breaking.
+	Seed int64
+}
+
+type completedConfig struct {
+	*Config
+}
+
+// CompletedConfig is a Config ready to build a scheduler from.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete fills in what Options left empty.
+func (c *Config) Complete() CompletedConfig {
+	if c.Registry == nil {
+		c.Registry = runtime.Registry{}
+	}
+	return CompletedConfig{&completedConfig{c}}
+}

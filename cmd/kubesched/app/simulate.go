@@ -1,0 +1,77 @@
+package app
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
+	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/simulator"
+)
+
+func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
+	opts := options.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "simulate -f PATH [-f PATH ...] [--config FILE] [--seed N] [-o table|json|yaml]",
+		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
+		Long: `simulate reads Nodes, Pods, PriorityClasses and Namespaces from manifests, treats
+pods with spec.nodeName as running there, and schedules the pending pods whose
+schedulerName is a profile of the configuration with the real scheduling core,
+on virtual time (backoff and the unschedulable flush do not wait in real time).
+The same input and seed give the same output, byte for byte.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cc, err := Setup(opts, registry)
+			if err != nil {
+				return err
+			}
+			cluster, err := simulator.Load(opts.Files)
+			if err != nil {
+				return err
+			}
+			reportSkipped(s, cluster)
+			w, err := simulator.NewWorld(cmd.Context(), cluster, cc.ComponentConfig, cc.Registry, cc.Seed)
+			if err != nil {
+				return err
+			}
+			if len(w.Foreign) > 0 {
+				names := map[string]int{}
+				for _, p := range w.Foreign {
+					names[p.Spec.SchedulerName]++
+				}
+				fmt.Fprintf(s.errOut, "left pending: %s\n", describeCounts(names, "pod(s) for scheduler %q"))
+			}
+			w.Run(cmd.Context())
+			return w.Report().Write(s.out, opts.Output)
+		},
+	}
+	fss := &cliflag.NamedFlagSets{}
+	opts.AddConfigFlags(fss)
+	opts.AddManifestFlags(fss, "table", "json", "yaml")
+	addFlagSets(cmd, fss)
+	return cmd
+}
+
+func reportSkipped(s streams, c *simulator.Cluster) {
+	if len(c.Skipped) == 0 {
+		return
+	}
+	fmt.Fprintf(s.errOut, "skipped objects of kinds the simulator does not read: %s\n", describeCounts(c.Skipped, "%s"))
+}
+
+func describeCounts(m map[string]int, format string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d ", m[k])+fmt.Sprintf(format, k))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,280 @@
+// Package memory is the simulated world: an in-memory store of Nodes and
+// Pods that the scheduler writes to (bindings, status, evictions, events)
+// and that notifies the scheduler's event handlers as informers would.
+//
+// Notifications are queued and delivered by Flush, at points the driver
+// chooses, so a simulation is deterministic.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+
+	"github.com/kubesched/kubesched/internal/cluster"
+)
+
+var podsResource = schema.GroupResource{Resource: "pods"}
+
+// Event is an event the scheduler recorded.
+type Event struct {
+	Object  string // namespace/name
+	Type    string
+	Reason  string
+	Action  string
+	Message string
+}
+
+// Store is the in-memory world. It is safe for concurrent use.
+type Store struct {
+	mu      sync.Mutex
+	clock   clock.PassiveClock
+	nodes   map[string]*v1.Node
+	pods    map[string]*v1.Pod
+	pending []func(cluster.EventHandler)
+	handler cluster.EventHandler
+	events  []Event
+	// Evicted records preemption victims: victim key -> preemptor key.
+	Evicted map[string]string
+	// Bindings counts successful bindings.
+	Bindings int
+}
+
+var _ cluster.World = &Store{}
+
+// NewStore returns an empty store.
+func NewStore(clk clock.PassiveClock) *Store {
+	return &Store{clock: clk, nodes: map[string]*v1.Node{}, pods: map[string]*v1.Pod{}, Evicted: map[string]string{}}
+}
+
+// SetHandler sets who is notified of changes.
+func (s *Store) SetHandler(h cluster.EventHandler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handler = h
+}
+
+func key(ns, name string) string { return ns + "/" + name }
+
+func (s *Store) notify(fn func(cluster.EventHandler)) { s.pending = append(s.pending, fn) }
+
+// Flush delivers queued notifications in order; it returns how many.
+func (s *Store) Flush() int {
+	n := 0
+	for {
+		s.mu.Lock()
+		batch := s.pending
+		s.pending = nil
+		h := s.handler
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			return n
+		}
+		for _, fn := range batch {
+			if h != nil {
+				fn(h)
+			}
+		}
+		n += len(batch)
+	}
+}
+
+// AddNode adds a node.
+func (s *Store) AddNode(node *v1.Node) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.nodes[node.Name]; ok {
+		return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "nodes"}, node.Name)
+	}
+	s.nodes[node.Name] = node
+	s.notify(func(h cluster.EventHandler) { h.OnNodeAdd(node) })
+	return nil
+}
+
+// AddPod adds a pod.
+func (s *Store) AddPod(pod *v1.Pod) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key(pod.Namespace, pod.Name)
+	if _, ok := s.pods[k]; ok {
+		return apierrors.NewAlreadyExists(podsResource, k)
+	}
+	s.pods[k] = pod
+	s.notify(func(h cluster.EventHandler) { h.OnPodAdd(pod) })
+	return nil
+}
+
+// Pods returns every pod, sorted by namespace/name.
+func (s *Store) Pods() []*v1.Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*v1.Pod, 0, len(s.pods))
+	for _, p := range s.pods {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return key(out[i].Namespace, out[i].Name) < key(out[j].Namespace, out[j].Name) })
+	return out
+}
+
+// Nodes returns every node, sorted by name.
+func (s *Store) Nodes() []*v1.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*v1.Node, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// GetPod returns a pod by namespace and name.
+func (s *Store) GetPod(ns, name string) (*v1.Pod, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pods[key(ns, name)]
+	return p, ok
+}
+
+// Bind implements framework.Binder as the API server's pods/binding does:
+// the pod must exist with that UID and not be bound yet.
+func (s *Store) Bind(_ context.Context, b *v1.Binding) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key(b.Namespace, b.Name)
+	old, ok := s.pods[k]
+	if !ok || (b.UID != "" && old.UID != b.UID) {
+		return apierrors.NewNotFound(podsResource, k)
+	}
+	if old.Spec.NodeName != "" {
+		return apierrors.NewConflict(podsResource, k, fmt.Errorf("pod %v is already assigned to node %q", k, old.Spec.NodeName))
+	}
+	if _, ok := s.nodes[b.Target.Name]; !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, b.Target.Name)
+	}
+	pod := old.DeepCopy()
+	pod.Spec.NodeName = b.Target.Name
+	setCondition(&pod.Status, &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue}, s.clock)
+	s.pods[k] = pod
+	s.Bindings++
+	s.notify(func(h cluster.EventHandler) { h.OnPodUpdate(old, pod) })
+	return nil
+}
+
+// UpdatePodStatus implements cluster.StatusWriter.
+func (s *Store) UpdatePodStatus(_ context.Context, p *v1.Pod, cond *v1.PodCondition, nominated *string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key(p.Namespace, p.Name)
+	old, ok := s.pods[k]
+	if !ok {
+		return apierrors.NewNotFound(podsResource, k)
+	}
+	pod := old.DeepCopy()
+	changed := false
+	if cond != nil {
+		changed = setCondition(&pod.Status, cond, s.clock)
+	}
+	if nominated != nil && pod.Status.NominatedNodeName != *nominated {
+		pod.Status.NominatedNodeName = *nominated
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	s.pods[k] = pod
+	s.notify(func(h cluster.EventHandler) { h.OnPodUpdate(old, pod) })
+	return nil
+}
+
+// setCondition updates or appends a condition; false when nothing changed.
+func setCondition(st *v1.PodStatus, c *v1.PodCondition, clk clock.PassiveClock) bool {
+	now := metav1.NewTime(clk.Now())
+	for i := range st.Conditions {
+		cur := &st.Conditions[i]
+		if cur.Type != c.Type {
+			continue
+		}
+		if cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
+			return false
+		}
+		if cur.Status != c.Status {
+			cur.LastTransitionTime = now
+		}
+		cur.Status, cur.Reason, cur.Message = c.Status, c.Reason, c.Message
+		cur.LastProbeTime = now
+		return true
+	}
+	nc := *c
+	nc.LastTransitionTime, nc.LastProbeTime = now, now
+	st.Conditions = append(st.Conditions, nc)
+	return true
+}
+
+// Evict implements cluster.Evictor: the victim is deleted.
+func (s *Store) Evict(_ context.Context, victim, preemptor *v1.Pod) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key(victim.Namespace, victim.Name)
+	old, ok := s.pods[k]
+	if !ok {
+		return apierrors.NewNotFound(podsResource, k)
+	}
+	delete(s.pods, k)
+	s.Evicted[k] = key(preemptor.Namespace, preemptor.Name)
+	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
+	return nil
+}
+
+// DeletePod deletes a pod.
+func (s *Store) DeletePod(ns, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := key(ns, name)
+	old, ok := s.pods[k]
+	if !ok {
+		return apierrors.NewNotFound(podsResource, k)
+	}
+	delete(s.pods, k)
+	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
+	return nil
+}
+
+// EventRecorder implements cluster.World.
+func (s *Store) EventRecorder() events.EventRecorder { return recorder{s} }
+
+// Events returns the recorded events in order.
+func (s *Store) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Event(nil), s.events...)
+}
+
+type recorder struct{ s *Store }
+
+func (r recorder) Eventf(regarding, _ runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	obj := ""
+	if m, err := metaAccessor(regarding); err == nil {
+		obj = key(m.GetNamespace(), m.GetName())
+	}
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	r.s.events = append(r.s.events, Event{Object: obj, Type: eventtype, Reason: reason, Action: action, Message: fmt.Sprintf(note, args...)})
+}
+
+func metaAccessor(obj runtime.Object) (metav1.Object, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T has no metadata", obj)
+	}
+	return m, nil
+}

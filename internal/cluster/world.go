@@ -1,0 +1,44 @@
+// Package cluster defines the world the scheduling core writes to, in small
+// role interfaces. kube/ implements them with client-go against a real API
+// server; memory/ implements them with an in-memory store for simulation.
+// The core never imports a clientset.
+package cluster
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// StatusWriter records a scheduling outcome on a pod: the PodScheduled
+// condition and the nominated node (nil leaves it unchanged, "" clears it).
+type StatusWriter interface {
+	UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
+}
+
+// Evictor deletes a preemption victim.
+type Evictor interface {
+	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
+}
+
+// World is everything the scheduler writes.
+type World interface {
+	framework.Binder
+	StatusWriter
+	Evictor
+	EventRecorder() events.EventRecorder
+}
+
+// EventHandler is how the world tells the scheduler what changed; informer
+// callbacks in a cluster, the store's notifications in a simulation.
+type EventHandler interface {
+	OnNodeAdd(node *v1.Node)
+	OnNodeUpdate(oldNode, newNode *v1.Node)
+	OnNodeDelete(node *v1.Node)
+	OnPodAdd(pod *v1.Pod)
+	OnPodUpdate(oldPod, newPod *v1.Pod)
+	OnPodDelete(pod *v1.Pod)
+}

@@ -1,0 +1,136 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// NodeVerdict is one node's outcome for a pod.
+type NodeVerdict struct {
+	Name     string
+	Feasible bool
+	// Plugin is the first plugin that rejected the node (comma-joined
+	// restricting plugins for nodes cut by PreFilter).
+	Plugin  string
+	Reasons []string
+	// Score is the weighted total; nil when infeasible.
+	Score *int64
+	// Scores are the weighted per-plugin scores; plugins skipped at
+	// PreScore are absent.
+	Scores map[string]int64
+}
+
+// Explanation is a pod's evaluation on every node.
+type Explanation struct {
+	Pod           *v1.Pod
+	Nodes         []NodeVerdict // sorted by name
+	FeasibleCount int
+	BestNodes     []string
+	// FitError is the message a failed cycle would report, when no node fits.
+	FitError string
+}
+
+// Explain runs PreFilter and Filter on every node and PreScore, Score and
+// NormalizeScore on every feasible one (even a single one), without
+// assuming or binding: the answer to "why does this pod land there, or
+// why is it pending?".
+func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, error) {
+	fwk, err := s.Profile(pod.Spec.SchedulerName)
+	if err != nil {
+		return nil, err
+	}
+	s.Cache.UpdateSnapshot(s.snapshot)
+	all, _ := s.snapshot.List()
+	ex := &Explanation{Pod: pod, BestNodes: []string{}}
+	state := framework.NewCycleState()
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
+	pfr, st, _ := fwk.RunPreFilterPlugins(ctx, state, pod, all)
+	verdicts := make(map[string]*NodeVerdict, len(all))
+	var candidates []*framework.NodeInfo
+	switch {
+	case st.Code() == framework.Error:
+		return nil, fmt.Errorf("PreFilter: %w", st.AsError())
+	case !st.IsSuccess():
+		for _, ni := range all {
+			verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Plugin: st.Plugin(), Reasons: st.Reasons()}
+		}
+		diagnosis.PreFilterMsg = st.Message()
+		diagnosis.NodeToStatus.AbsentNodesStatus = st
+	default:
+		restricted := framework.NewStatus(framework.UnschedulableAndUnresolvable)
+		if !pfr.AllNodes() {
+			restricted = framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", pfr.Restrictors))
+			diagnosis.NodeToStatus.AbsentNodesStatus = restricted
+		}
+		for _, ni := range all {
+			if !pfr.AllNodes() && !pfr.NodeNames.Has(ni.NodeName()) {
+				verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Plugin: strings.Join(pfr.Restrictors, ","), Reasons: restricted.Reasons()}
+				continue
+			}
+			candidates = append(candidates, ni)
+		}
+	}
+	statuses := make([]*framework.Status, len(candidates))
+	fwk.Parallelizer().Until(ctx, len(candidates), func(i int) {
+		statuses[i] = fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, candidates[i])
+	})
+	var feasible []*framework.NodeInfo
+	for i, ni := range candidates {
+		st := statuses[i]
+		if st.Code() == framework.Error {
+			return nil, fmt.Errorf("Filter on node %s: %w", ni.NodeName(), st.AsError())
+		}
+		if st.IsSuccess() {
+			feasible = append(feasible, ni)
+			verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Feasible: true, Reasons: []string{}}
+			continue
+		}
+		diagnosis.NodeToStatus.Set(ni.NodeName(), st)
+		verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Plugin: st.Plugin(), Reasons: st.Reasons()}
+	}
+	ex.FeasibleCount = len(feasible)
+	if len(feasible) == 0 {
+		ex.FitError = (&framework.FitError{Pod: pod, NumAllNodes: len(all), Diagnosis: diagnosis}).Error()
+	} else {
+		if st := fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
+			return nil, fmt.Errorf("PreScore: %w", st.AsError())
+		}
+		scores, st := fwk.RunScorePlugins(ctx, state, pod, feasible)
+		if !st.IsSuccess() {
+			return nil, fmt.Errorf("Score: %w", st.AsError())
+		}
+		var best int64 = -1
+		for _, ns := range scores {
+			v := verdicts[ns.Name]
+			total := ns.TotalScore
+			v.Score = &total
+			v.Scores = make(map[string]int64, len(ns.Scores))
+			for _, ps := range ns.Scores {
+				v.Scores[ps.Name] = ps.Score
+			}
+			if total > best {
+				best = total
+				ex.BestNodes = ex.BestNodes[:0]
+			}
+			if total == best {
+				ex.BestNodes = append(ex.BestNodes, ns.Name)
+			}
+		}
+		sort.Strings(ex.BestNodes)
+	}
+	for _, v := range verdicts {
+		if v.Reasons == nil {
+			v.Reasons = []string{}
+		}
+		ex.Nodes = append(ex.Nodes, *v)
+	}
+	sort.Slice(ex.Nodes, func(i, j int) bool { return ex.Nodes[i].Name < ex.Nodes[j].Name })
+	return ex, nil
+}

@@ -1,0 +1,397 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// The life of one pod, top to bottom:
+//
+//	ScheduleOne: pop -> schedulingCycle -> assume -> go bindingCycle
+//	schedulingCycle: schedulePod (snapshot, PreFilter, Filter, PreScore,
+//	  Score, selectHost) -> PostFilter on failure -> Reserve -> Permit
+//	bindingCycle: WaitOnPermit -> PreBind -> Bind -> FinishBinding -> PostBind
+//
+// A failure anywhere after assume runs Unreserve, forgets the pod in the
+// cache and puts it back in the queue with backoff.
+
+// Upstream's bounds for the adaptive percentageOfNodesToScore.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// ErrNoNodesAvailable is returned when the cluster has no nodes.
+var ErrNoNodesAvailable = errors.New("no nodes available to schedule pods")
+
+// ScheduleResult is a successful scheduling cycle's outcome.
+type ScheduleResult struct {
+	SuggestedHost  string
+	EvaluatedNodes int
+	FeasibleNodes  int
+}
+
+// ScheduleOne pops one pod and runs its scheduling cycle; the binding
+// cycle continues in a goroutine. It returns false when the queue is closed.
+func (s *Scheduler) ScheduleOne(ctx context.Context) bool {
+	pInfo, err := s.Queue.Pop(ctx)
+	if err != nil || pInfo == nil {
+		return false
+	}
+	s.scheduleQueued(ctx, pInfo)
+	return true
+}
+
+// TryScheduleOne is ScheduleOne without blocking: false when activeQ is empty.
+func (s *Scheduler) TryScheduleOne(ctx context.Context) bool {
+	pInfo, ok := s.Queue.TryPop()
+	if !ok {
+		return false
+	}
+	s.scheduleQueued(ctx, pInfo)
+	return true
+}
+
+func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedPodInfo) {
+	pod := pInfo.Pod
+	logger := klog.LoggerWithValues(s.logger, "pod", klog.KObj(pod))
+	ctx = klog.NewContext(ctx, logger)
+	fwk, err := s.Profile(pod.Spec.SchedulerName)
+	if err != nil {
+		// The event handlers only queue pods of our profiles.
+		logger.Error(err, "Dropping pod of an unknown profile")
+		s.Queue.Done(pod)
+		return
+	}
+	if s.skipPodSchedule(pod) {
+		s.Queue.Done(pod)
+		return
+	}
+	state := framework.NewCycleState()
+	cycle := s.Queue.SchedulingCycle()
+	assumed, result, st := s.schedulingCycle(ctx, state, fwk, pInfo)
+	if !st.IsSuccess() {
+		s.handleSchedulingFailure(ctx, fwk, pInfo, st, result.nominatingInfo, cycle)
+		return
+	}
+	s.bindings.Add(1)
+	go func() {
+		defer s.bindings.Done()
+		s.bindingCycle(ctx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
+	}()
+}
+
+// skipPodSchedule is true for a pod deleted meanwhile or already assumed.
+func (s *Scheduler) skipPodSchedule(pod *v1.Pod) bool {
+	if pod.DeletionTimestamp != nil {
+		return true
+	}
+	return s.Cache.IsAssumedPod(pod)
+}
+
+type cycleResult struct {
+	ScheduleResult
+	nominatingInfo *string
+}
+
+func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo) (*v1.Pod, cycleResult, *framework.Status) {
+	pod := pInfo.Pod
+	res, err := s.SchedulePod(ctx, fwk, state, pod)
+	if err != nil {
+		var fitErr *framework.FitError
+		if !errors.As(err, &fitErr) {
+			return nil, cycleResult{}, framework.AsStatus(err)
+		}
+		out := cycleResult{}
+		if fwk.HasPostFilterPlugins() {
+			pfr, st := fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
+			if st.Code() == framework.Error {
+				return nil, out, st
+			}
+			if len(st.Reasons()) > 0 {
+				fitErr.Diagnosis.PostFilterMsg = st.Message()
+			}
+			if pfr != nil && pfr.NominatedNodeName != "" {
+				n := pfr.NominatedNodeName
+				out.nominatingInfo = &n
+			}
+		}
+		return nil, out, fitErrorStatus(fitErr)
+	}
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = res.SuggestedHost
+	if err := s.Cache.AssumePod(assumed); err != nil {
+		return nil, cycleResult{}, framework.AsStatus(err)
+	}
+	// The pod is no longer nominated elsewhere once assumed.
+	s.Queue.DeleteNominatedPodIfExists(pod)
+	if st := fwk.RunReservePluginsReserve(ctx, state, assumed, res.SuggestedHost); !st.IsSuccess() {
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, res.SuggestedHost)
+		s.forget(ctx, assumed)
+		return nil, cycleResult{}, st
+	}
+	if st := fwk.RunPermitPlugins(ctx, state, assumed, res.SuggestedHost); !st.IsWait() && !st.IsSuccess() {
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, res.SuggestedHost)
+		s.forget(ctx, assumed)
+		return nil, cycleResult{}, st
+	}
+	return assumed, cycleResult{ScheduleResult: res}, nil
+}
+
+// fitErrorStatus wraps a FitError as an Unschedulable status that keeps it.
+func fitErrorStatus(f *framework.FitError) *framework.Status {
+	return framework.NewStatus(framework.Unschedulable, f.Error()).WithError(f)
+}
+
+func (s *Scheduler) forget(ctx context.Context, assumed *v1.Pod) {
+	if err := s.Cache.ForgetPod(assumed); err != nil {
+		klog.FromContext(ctx).Error(err, "Forgetting assumed pod")
+	}
+	// Its resources are free again: pods waiting for room may fit now.
+	s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete, Label: "AssignedPodDelete"})
+}
+
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) {
+	host := res.SuggestedHost
+	fail := func(st *framework.Status) {
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
+		s.forget(ctx, assumed)
+		s.handleSchedulingFailure(ctx, fwk, pInfo, st, nil, cycle)
+	}
+	if st := fwk.WaitOnPermit(ctx, assumed); !st.IsSuccess() {
+		fail(st)
+		return
+	}
+	if st := fwk.RunPreBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
+		fail(st)
+		return
+	}
+	if st := fwk.RunBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
+		fail(st)
+		return
+	}
+	if err := s.Cache.FinishBinding(assumed); err != nil {
+		klog.FromContext(ctx).Error(err, "Finishing binding")
+	}
+	s.Queue.Done(assumed)
+	if rec := s.world.EventRecorder(); rec != nil {
+		rec.Eventf(pInfo.Pod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
+	}
+	fwk.RunPostBindPlugins(ctx, state, assumed, host)
+}
+
+// SchedulePod runs the filters and scores for one pod on a fresh snapshot.
+func (s *Scheduler) SchedulePod(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod) (ScheduleResult, error) {
+	s.Cache.UpdateSnapshot(s.snapshot)
+	if s.snapshot.NumNodes() == 0 {
+		return ScheduleResult{}, ErrNoNodesAvailable
+	}
+	feasible, diagnosis, err := s.findNodesThatFitPod(ctx, fwk, state, pod)
+	if err != nil {
+		return ScheduleResult{}, err
+	}
+	if len(feasible) == 0 {
+		return ScheduleResult{}, &framework.FitError{Pod: pod, NumAllNodes: s.snapshot.NumNodes(), Diagnosis: diagnosis}
+	}
+	evaluated := len(feasible) + diagnosis.NodeToStatus.Len()
+	if len(feasible) == 1 {
+		return ScheduleResult{SuggestedHost: feasible[0].NodeName(), EvaluatedNodes: evaluated, FeasibleNodes: 1}, nil
+	}
+	scores, err := s.prioritizeNodes(ctx, fwk, state, pod, feasible)
+	if err != nil {
+		return ScheduleResult{}, err
+	}
+	host := s.selectHost(scores)
+	return ScheduleResult{SuggestedHost: host, EvaluatedNodes: evaluated, FeasibleNodes: len(feasible)}, nil
+}
+
+// findNodesThatFitPod runs PreFilter, then Filter over the nodes (or the
+// ones PreFilter restricted to).
+func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
+	all, _ := s.snapshot.List()
+	pfr, st, rejectors := fwk.RunPreFilterPlugins(ctx, state, pod, all)
+	diagnosis.UnschedulablePlugins = rejectors
+	if !st.IsSuccess() {
+		if !st.IsRejected() {
+			return nil, diagnosis, st.AsError()
+		}
+		// Every node gets the PreFilter's status.
+		diagnosis.NodeToStatus.AbsentNodesStatus = st
+		msg := st.Message()
+		diagnosis.PreFilterMsg = msg
+		if rejectors.Len() == 0 && st.Plugin() != "" {
+			diagnosis.UnschedulablePlugins.Insert(st.Plugin())
+		}
+		return nil, diagnosis, nil
+	}
+	nodes := all
+	if !pfr.AllNodes() {
+		nodes = make([]*framework.NodeInfo, 0, pfr.NodeNames.Len())
+		for _, n := range all {
+			if pfr.NodeNames.Has(n.NodeName()) {
+				nodes = append(nodes, n)
+			}
+		}
+		diagnosis.NodeToStatus.AbsentNodesStatus = framework.NewStatus(framework.UnschedulableAndUnresolvable,
+			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", pfr.Restrictors))
+		diagnosis.UnschedulablePlugins.Insert(pfr.Restrictors...)
+	}
+	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes)
+	return feasible, diagnosis, err
+}
+
+// NumFeasibleNodesToFind is upstream's adaptive bound: all nodes below 100;
+// otherwise the percentage (50% minus 1% per 125 nodes, at least 5%, when
+// unset), and never fewer than 100.
+func NumFeasibleNodesToFind(percentage int32, numAllNodes int32) int32 {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	if percentage == 0 {
+		percentage = int32(50) - numAllNodes/125
+		if percentage < minFeasibleNodesPercentageToFind {
+			percentage = minFeasibleNodesPercentageToFind
+		}
+	}
+	n := numAllNodes * percentage / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
+}
+
+// findNodesThatPassFilters runs Filter in parallel, starting at a rotating
+// index, until enough feasible nodes are found. Unlike upstream, whose
+// workers race to fill the quota, nodes are checked in windows and the
+// results taken in node order, so the same input always yields the same
+// feasible set (the simulator's byte-identical promise) at nearly the same cost.
+func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, error) {
+	numAll := len(nodes)
+	if numAll == 0 {
+		return nil, nil
+	}
+	pct := s.percentageOfNodesToScore
+	if p := fwk.PercentageOfNodesToScore(); p != nil {
+		pct = *p
+	}
+	toFind := int(NumFeasibleNodesToFind(pct, int32(numAll)))
+	feasible := make([]*framework.NodeInfo, 0, toFind)
+	statuses := make([]*framework.Status, numAll)
+	var firstErr atomic.Pointer[framework.Status]
+	start := s.nextStartNodeIndex % numAll
+	processed := 0
+	par := fwk.Parallelizer()
+	for processed < numAll && len(feasible) < toFind {
+		window := toFind - len(feasible)
+		if min := 4 * par.Parallelism(); window < min {
+			window = min
+		}
+		if processed+window > numAll {
+			window = numAll - processed
+		}
+		base := processed
+		par.Until(ctx, window, func(i int) {
+			ni := nodes[(start+base+i)%numAll]
+			st := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			if st.Code() == framework.Error {
+				firstErr.CompareAndSwap(nil, st)
+			}
+			statuses[base+i] = st
+		})
+		if st := firstErr.Load(); st != nil {
+			return nil, st.AsError()
+		}
+		for i := 0; i < window; i++ {
+			processed++
+			ni := nodes[(start+base+i)%numAll]
+			if st := statuses[base+i]; st.IsSuccess() {
+				feasible = append(feasible, ni)
+				if len(feasible) == toFind {
+					break
+				}
+			} else {
+				diagnosis.NodeToStatus.Set(ni.NodeName(), st)
+				if st.Plugin() != "" {
+					diagnosis.UnschedulablePlugins.Insert(st.Plugin())
+				}
+			}
+		}
+	}
+	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % numAll
+	return feasible, nil
+}
+
+// prioritizeNodes runs PreScore and Score on the feasible nodes.
+func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
+	if st := fwk.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
+		return nil, st.AsError()
+	}
+	scores, st := fwk.RunScorePlugins(ctx, state, pod, nodes)
+	if !st.IsSuccess() {
+		return nil, st.AsError()
+	}
+	return scores, nil
+}
+
+// selectHost picks the highest total, breaking ties uniformly at random
+// (reservoir sampling) with the seeded source.
+func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
+	best, count := 0, 1
+	for i := 1; i < len(scores); i++ {
+		switch {
+		case scores[i].TotalScore > scores[best].TotalScore:
+			best, count = i, 1
+		case scores[i].TotalScore == scores[best].TotalScore:
+			count++
+			if s.rand.Intn(count) == 0 {
+				best = i
+			}
+		}
+	}
+	return scores[best].Name
+}
+
+// handleSchedulingFailure records the failure on the pod (condition and
+// event) and puts it back in the queue.
+func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo, st *framework.Status, nominatedNode *string, cycle int64) {
+	logger := klog.FromContext(ctx)
+	pod := pInfo.Pod
+	reason := v1.PodReasonSchedulerError
+	var fitErr *framework.FitError
+	if errors.As(st.AsError(), &fitErr) {
+		reason = v1.PodReasonUnschedulable
+		pInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
+		pInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
+	} else if st.IsRejected() {
+		reason = v1.PodReasonUnschedulable
+		pInfo.UnschedulablePlugins = sets.New(st.Plugin())
+	} else {
+		pInfo.UnschedulablePlugins = nil
+	}
+	msg := st.Message()
+	if err := st.AsError(); err != nil {
+		msg = err.Error()
+	}
+	logger.V(2).Info("Unable to schedule pod; waiting", "err", msg)
+	if nominatedNode != nil {
+		s.Queue.AddNominatedPod(pInfo.PodInfo, *nominatedNode)
+	}
+	s.Queue.AddUnschedulableIfNotPresent(pInfo, cycle)
+	if rec := s.world.EventRecorder(); rec != nil {
+		rec.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%v", msg)
+	}
+	cond := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg}
+	if err := s.world.UpdatePodStatus(ctx, pod, cond, nominatedNode); err != nil {
+		logger.Error(err, "Updating pod status")
+	}
+}

@@ -1,0 +1,207 @@
+// Package scheduler wires the queue, the cache and the profiles' frameworks
+// into kube-scheduler's loop: scheduleOne pops a pod, runs the scheduling
+// cycle synchronously, assumes the pod, and binds it in its own goroutine.
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sync"
+	"time"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kubesched/kubesched/internal/cache"
+	"github.com/kubesched/kubesched/internal/cluster"
+	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/queue"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// lazyNominator lets the frameworks, built before the queue, read the
+// queue's nominator.
+type lazyNominator struct{ n *queue.Nominator }
+
+func (l *lazyNominator) NominatedPodsForNode(node string) []*framework.PodInfo {
+	if l.n == nil {
+		return nil
+	}
+	return l.n.NominatedPodsForNode(node)
+}
+
+// Scheduler is the core. It is driven by event handler calls and Run (or,
+// in simulation, by ScheduleOne directly).
+type Scheduler struct {
+	Cache    *cache.Cache
+	Queue    *queue.PriorityQueue
+	Profiles map[string]*runtime.Framework
+
+	world    cluster.World
+	snapshot *cache.Snapshot
+	clock    clock.WithTickerAndDelayedExecution
+	rand     *rand.Rand
+	logger   klog.Logger
+
+	percentageOfNodesToScore int32
+	nextStartNodeIndex       int
+
+	bindings sync.WaitGroup
+}
+
+type options struct {
+	clock clock.WithTickerAndDelayedExecution
+	seed  int64
+	// percentageOfNodesToScore overrides the configuration (explain uses 100).
+	percentage *int32
+}
+
+// Option configures New.
+type Option func(*options)
+
+// WithClock sets the clock every timer uses.
+func WithClock(c clock.WithTickerAndDelayedExecution) Option { return func(o *options) { o.clock = c } }
+
+// WithSeed seeds the tie-breaking random source.
+func WithSeed(seed int64) Option { return func(o *options) { o.seed = seed } }
+
+// WithPercentageOfNodesToScore overrides the configured percentage.
+func WithPercentageOfNodesToScore(p int32) Option { return func(o *options) { o.percentage = &p } }
+
+// New builds a scheduler from a defaulted, validated configuration.
+func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, world cluster.World, opts ...Option) (*Scheduler, error) {
+	o := options{clock: clock.RealClock{}, seed: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	logger := klog.FromContext(ctx)
+	s := &Scheduler{
+		world:    world,
+		snapshot: cache.NewEmptySnapshot(),
+		clock:    o.clock,
+		rand:     rand.New(rand.NewSource(o.seed)),
+		logger:   logger,
+		Profiles: map[string]*runtime.Framework{},
+		Cache:    cache.New(logger, o.clock, cache.DefaultAssumedPodTTL),
+	}
+	if cfg.PercentageOfNodesToScore != nil {
+		s.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore
+	}
+	if o.percentage != nil {
+		s.percentageOfNodesToScore = *o.percentage
+	}
+	var errs field.ErrorList
+	var queueSort string
+	nominator := &lazyNominator{}
+	interest := map[string][]framework.ClusterEvent{}
+	for i, prof := range cfg.Profiles {
+		rp := &runtime.Profile{
+			SchedulerName:            *prof.SchedulerName,
+			PercentageOfNodesToScore: prof.PercentageOfNodesToScore,
+			Plugins:                  prof.Plugins,
+			Args:                     argsByName(prof.PluginConfig),
+		}
+		if o.percentage != nil {
+			rp.PercentageOfNodesToScore = o.percentage
+		}
+		fwk, err := runtime.New(ctx, registry, rp, runtime.Options{
+			Snapshot:      s.snapshot,
+			Binder:        world,
+			EventRecorder: world.EventRecorder(),
+			Parallelism:   int(*cfg.Parallelism),
+			Clock:         o.clock,
+			Nominator:     nominator,
+		})
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			queueSort = fwk.QueueSortName()
+		} else if fwk.QueueSortName() != queueSort {
+			errs = append(errs, field.Invalid(field.NewPath("profiles").Index(i).Child("plugins", "queueSort"), fwk.QueueSortName(), "queueSort must be the same for all profiles"))
+		}
+		ei, err := fwk.EventInterest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range ei {
+			interest[k] = append(interest[k], v...)
+		}
+		s.Profiles[rp.SchedulerName] = fwk
+	}
+	if len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	first := s.Profiles[*cfg.Profiles[0].SchedulerName]
+	s.Queue = queue.New(logger, first.QueueSortFunc(), queue.Options{
+		Clock:          o.clock,
+		InitialBackoff: time.Duration(*cfg.PodInitialBackoffSeconds) * time.Second,
+		MaxBackoff:     time.Duration(*cfg.PodMaxBackoffSeconds) * time.Second,
+		PreEnqueue:     s.preEnqueue,
+		EventInterest:  interest,
+	})
+	nominator.n = s.Queue.Nominator
+	return s, nil
+}
+
+func argsByName(pcs []configv1.PluginConfig) map[string]k8sruntime.Object {
+	out := map[string]k8sruntime.Object{}
+	for _, pc := range pcs {
+		if pc.Args.Object != nil {
+			out[pc.Name] = pc.Args.Object
+		}
+	}
+	return out
+}
+
+// Run schedules until ctx ends: the queue's timers, the assumed-pod
+// expiry, and scheduleOne in a loop.
+func (s *Scheduler) Run(ctx context.Context) {
+	s.Queue.Run(ctx)
+	go func() {
+		t := s.clock.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C():
+				s.Cache.Cleanup()
+			}
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		s.Queue.Close()
+	}()
+	for ctx.Err() == nil {
+		s.ScheduleOne(ctx)
+	}
+	s.WaitForBindings()
+}
+
+// WaitForBindings blocks until every in-flight binding cycle has ended.
+func (s *Scheduler) WaitForBindings() { s.bindings.Wait() }
+
+// Profile returns the framework for a schedulerName.
+func (s *Scheduler) Profile(name string) (*runtime.Framework, error) {
+	fwk, ok := s.Profiles[name]
+	if !ok {
+		return nil, fmt.Errorf("profile not found for scheduler name %q", name)
+	}
+	return fwk, nil
+}
+
+// Known is the set of plugin names in a registry.
+func Known(r runtime.Registry) sets.Set[string] {
+	out := sets.New[string]()
+	for k := range r {
+		out.Insert(k)
+	}
+	return out
+}

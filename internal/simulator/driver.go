@@ -1,0 +1,114 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kubesched/kubesched/internal/cluster/memory"
+	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/queue"
+	"github.com/kubesched/kubesched/internal/scheduler"
+)
+
+// Epoch is the virtual time a simulation starts at, so output never
+// depends on the wall clock.
+var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// maxVirtualTime bounds a simulation whose pods keep failing with errors.
+const maxVirtualTime = 24 * time.Hour
+
+// World is a loaded cluster wired to a scheduler on a fake clock.
+type World struct {
+	Store     *memory.Store
+	Scheduler *scheduler.Scheduler
+	Clock     *testingclock.FakeClock
+	// Pending are the pods this scheduler is asked to place, in input order.
+	Pending []*v1.Pod
+	// Foreign are pending pods whose schedulerName is no profile of ours.
+	Foreign []*v1.Pod
+}
+
+// NewWorld builds the in-memory world for a cluster: nodes and running
+// pods first, then the pending pods, all delivered to the event handlers.
+func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*World, error) {
+	clk := testingclock.NewFakeClock(Epoch)
+	store := memory.NewStore(clk)
+	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed)}, opts...)
+	sched, err := scheduler.New(ctx, cfg, registry, store, opts...)
+	if err != nil {
+		return nil, err
+	}
+	store.SetHandler(sched)
+	w := &World{Store: store, Scheduler: sched, Clock: clk}
+	for _, n := range c.Nodes {
+		if err := store.AddNode(n); err != nil {
+			return nil, fmt.Errorf("Node %s: %w", n.Name, err)
+		}
+	}
+	add := func(p *v1.Pod) error {
+		if err := store.AddPod(p); err != nil {
+			return fmt.Errorf("%s: Pod %s: %w", c.Sources[podKey(p)], podKey(p), err)
+		}
+		return nil
+	}
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != "" {
+			if err := add(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != "" {
+			continue
+		}
+		if err := add(p); err != nil {
+			return nil, err
+		}
+		if sched.ResponsibleForPod(p) {
+			w.Pending = append(w.Pending, p)
+		} else {
+			w.Foreign = append(w.Foreign, p)
+		}
+	}
+	store.Flush()
+	return w, nil
+}
+
+// Run schedules until nothing more can be scheduled: it drains activeQ
+// (each binding cycle finishes and its effects are delivered before the
+// next pod, for determinism), steps virtual time to the next backoff
+// expiry, and, once only unschedulable pods remain, lets the 5-minute flush
+// retry them as long as the previous round placed something.
+func (w *World) Run(ctx context.Context) {
+	sched, store := w.Scheduler, w.Store
+	lastFlushBindings := -1
+	for w.Clock.Now().Sub(Epoch) < maxVirtualTime && ctx.Err() == nil {
+		for sched.TryScheduleOne(ctx) {
+			sched.WaitForBindings()
+			store.Flush()
+		}
+		store.Flush()
+		if t, ok := sched.Queue.NextBackoffExpiry(); ok {
+			if t.After(w.Clock.Now()) {
+				w.Clock.SetTime(t)
+			}
+			sched.Queue.FlushBackoffQCompleted()
+			continue
+		}
+		if store.Bindings == lastFlushBindings {
+			return
+		}
+		lastFlushBindings = store.Bindings
+		w.Clock.Step(queue.DefaultPodMaxInUnschedulablePodsDuration)
+		sched.Queue.FlushUnschedulablePodsLeftover()
+		if a, b, _ := sched.Queue.Counts(); a == 0 && b == 0 {
+			return
+		}
+	}
+}

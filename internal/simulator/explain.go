@@ -1,0 +1,148 @@
+package simulator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/scheduler"
+)
+
+// PendingAnnotation marks the pod to explain in a cluster file.
+const PendingAnnotation = "kubesched.io/pending"
+
+// ExplainNode is one node in explain's JSON.
+type ExplainNode struct {
+	Name     string           `json:"name"`
+	Feasible bool             `json:"feasible"`
+	Plugin   string           `json:"plugin"`
+	Reasons  []string         `json:"reasons"`
+	Score    *int64           `json:"score"`
+	Scores   map[string]int64 `json:"scores"`
+}
+
+// ExplainReport is explain's JSON document.
+type ExplainReport struct {
+	Pod           string        `json:"pod"`
+	Nodes         []ExplainNode `json:"nodes"`
+	FeasibleCount int           `json:"feasibleCount"`
+	BestNodes     []string      `json:"bestNodes"`
+	// Message is the FitError a scheduling attempt would report when no node fits.
+	Message string `json:"message,omitempty"`
+}
+
+// FindPendingPod picks the pod to explain: the one annotated
+// kubesched.io/pending: "true", else the single pod without spec.nodeName.
+func FindPendingPod(c *Cluster) (*v1.Pod, error) {
+	var annotated, unassigned []*v1.Pod
+	for _, p := range c.Pods {
+		if p.Annotations[PendingAnnotation] == "true" {
+			annotated = append(annotated, p)
+		}
+		if p.Spec.NodeName == "" {
+			unassigned = append(unassigned, p)
+		}
+	}
+	switch {
+	case len(annotated) == 1:
+		return annotated[0], nil
+	case len(annotated) > 1:
+		return nil, fmt.Errorf("%d pods are annotated %s: \"true\"; annotate one, or pass --pod", len(annotated), PendingAnnotation)
+	case len(unassigned) == 1:
+		return unassigned[0], nil
+	case len(unassigned) == 0:
+		return nil, fmt.Errorf("no pending pod: no pod is annotated %s: \"true\" and every pod has spec.nodeName; pass --pod", PendingAnnotation)
+	}
+	return nil, fmt.Errorf("%d pods have no spec.nodeName; annotate the one to explain with %s: \"true\", or pass --pod", len(unassigned), PendingAnnotation)
+}
+
+// Explain evaluates pod on every node of the world (which must not contain
+// pod itself as a pending pod in its queue; it is only evaluated).
+func (w *World) Explain(ctx context.Context, pod *v1.Pod) (*ExplainReport, error) {
+	ex, err := w.Scheduler.Explain(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
+	return toReport(ex), nil
+}
+
+func toReport(ex *scheduler.Explanation) *ExplainReport {
+	r := &ExplainReport{Pod: ex.Pod.Namespace + "/" + ex.Pod.Name, Nodes: []ExplainNode{}, FeasibleCount: ex.FeasibleCount, BestNodes: ex.BestNodes, Message: ex.FitError}
+	for _, n := range ex.Nodes {
+		r.Nodes = append(r.Nodes, ExplainNode{Name: n.Name, Feasible: n.Feasible, Plugin: n.Plugin, Reasons: n.Reasons, Score: n.Score, Scores: n.Scores})
+	}
+	return r
+}
+
+// Write renders the report as json or a table.
+func (r *ExplainReport) Write(out io.Writer, format string) error {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(append(b, '\n'))
+		return err
+	case "table", "":
+	default:
+		return fmt.Errorf("unknown output format %q: want table or json", format)
+	}
+	fmt.Fprintf(out, "Pod %s: %d/%d nodes feasible", r.Pod, r.FeasibleCount, len(r.Nodes))
+	if len(r.BestNodes) > 0 {
+		fmt.Fprintf(out, "; best: %s", strings.Join(r.BestNodes, ", "))
+	}
+	fmt.Fprintln(out)
+	if r.Message != "" {
+		fmt.Fprintln(out, r.Message)
+	}
+	fmt.Fprintln(out)
+	var plugins []string
+	seen := map[string]bool{}
+	for _, n := range r.Nodes {
+		for p := range n.Scores {
+			if !seen[p] {
+				seen[p] = true
+				plugins = append(plugins, p)
+			}
+		}
+	}
+	sort.Strings(plugins)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	header := "NODE\tFITS\tSCORE\tREJECTED BY\tREASONS"
+	for _, p := range plugins {
+		header += "\t" + p
+	}
+	fmt.Fprintln(tw, header)
+	for _, n := range r.Nodes {
+		fits, score := "no", "-"
+		if n.Feasible {
+			fits = "yes"
+			score = fmt.Sprint(*n.Score)
+		}
+		plugin := n.Plugin
+		if plugin == "" {
+			plugin = "-"
+		}
+		reasons := strings.Join(n.Reasons, "; ")
+		if reasons == "" {
+			reasons = "-"
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", n.Name, fits, score, plugin, reasons)
+		for _, p := range plugins {
+			if v, ok := n.Scores[p]; ok {
+				line += fmt.Sprintf("\t%d", v)
+			} else {
+				line += "\t-"
+			}
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}

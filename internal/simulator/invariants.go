@@ -1,0 +1,89 @@
+package simulator
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// CheckInvariants verifies what the scheduler's own decisions must never
+// break, recomputed from the world's final state rather than the cache:
+// on every node that received a pod from us, requests and the pod count fit
+// allocatable; and every pod we placed tolerates its node's NoSchedule and
+// NoExecute taints and matches its required node affinity.
+func (w *World) CheckInvariants() []error {
+	var errs []error
+	ours := map[string]bool{}
+	for _, p := range w.Pending {
+		ours[p.Namespace+"/"+p.Name] = true
+	}
+	nodes := map[string]*v1.Node{}
+	for _, n := range w.Store.Nodes() {
+		nodes[n.Name] = n
+	}
+	used := map[string]*framework.Resource{}
+	count := map[string]int64{}
+	touched := map[string]bool{}
+	for _, p := range w.Store.Pods() {
+		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		n := p.Spec.NodeName
+		if used[n] == nil {
+			used[n] = &framework.Resource{}
+		}
+		pi := framework.NewPodInfo(p)
+		used[n].AddResource(&pi.Requests)
+		count[n]++
+		if !ours[p.Namespace+"/"+p.Name] {
+			continue
+		}
+		touched[n] = true
+		node, ok := nodes[n]
+		if !ok {
+			errs = append(errs, fmt.Errorf("pod %s/%s placed on missing node %s", p.Namespace, p.Name, n))
+			continue
+		}
+		for i := range node.Spec.Taints {
+			t := &node.Spec.Taints[i]
+			if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) &&
+				!v1helper.TolerationsTolerateTaint(klog.Background(), p.Spec.Tolerations, t, true) {
+				errs = append(errs, fmt.Errorf("pod %s/%s placed on %s despite untolerated taint %s", p.Namespace, p.Name, n, t.ToString()))
+			}
+		}
+		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(p).Match(node); !ok {
+			errs = append(errs, fmt.Errorf("pod %s/%s placed on %s which does not match its required node affinity", p.Namespace, p.Name, n))
+		}
+	}
+	for n := range touched {
+		node, ok := nodes[n]
+		if !ok {
+			continue
+		}
+		alloc := framework.NewResource(node.Status.Allocatable)
+		u := used[n]
+		if count[n] > alloc.AllowedPodNumber {
+			errs = append(errs, fmt.Errorf("node %s: %d pods > %d allocatable", n, count[n], alloc.AllowedPodNumber))
+		}
+		if u.MilliCPU > alloc.MilliCPU {
+			errs = append(errs, fmt.Errorf("node %s: cpu requested %dm > allocatable %dm", n, u.MilliCPU, alloc.MilliCPU))
+		}
+		if u.Memory > alloc.Memory {
+			errs = append(errs, fmt.Errorf("node %s: memory requested %d > allocatable %d", n, u.Memory, alloc.Memory))
+		}
+		if u.EphemeralStorage > alloc.EphemeralStorage && u.EphemeralStorage > 0 {
+			errs = append(errs, fmt.Errorf("node %s: ephemeral-storage requested %d > allocatable %d", n, u.EphemeralStorage, alloc.EphemeralStorage))
+		}
+		for name, q := range u.Scalar {
+			if q > alloc.Scalar[name] {
+				errs = append(errs, fmt.Errorf("node %s: %s requested %d > allocatable %d", n, name, q, alloc.Scalar[name]))
+			}
+		}
+	}
+	return errs
+}

@@ -1,0 +1,296 @@
+// Package simulator loads Kubernetes manifests into the in-memory world,
+// drives the scheduling core over them on virtual time, and reports.
+package simulator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+)
+
+// Cluster is what a set of manifests describes.
+type Cluster struct {
+	Nodes           []*v1.Node
+	Pods            []*v1.Pod
+	Namespaces      []*v1.Namespace
+	PriorityClasses []*schedulingv1.PriorityClass
+	Services        []*v1.Service
+	ReplicaSets     []*appsv1.ReplicaSet
+	StatefulSets    []*appsv1.StatefulSet
+	RCs             []*v1.ReplicationController
+	// Skipped counts objects of kinds the simulator does not use, by kind.
+	Skipped map[string]int
+	// Sources says where each pod came from (namespace/name -> file#doc).
+	Sources map[string]string
+}
+
+var strictDecoder = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+
+// LoadError names the file, the document and the field of bad input.
+type LoadError struct {
+	File     string
+	Document int    // 1-based index of the YAML document
+	Item     int    // 1-based index in a List, 0 if none
+	Object   string // Kind namespace/name when known
+	Field    string
+	Msg      string
+}
+
+func (e *LoadError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: document %d", e.File, e.Document)
+	if e.Item > 0 {
+		fmt.Fprintf(&b, ", item %d", e.Item)
+	}
+	if e.Object != "" {
+		fmt.Fprintf(&b, " (%s)", e.Object)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads files and folders of .yaml, .yml and .json manifests.
+func Load(paths []string) (*Cluster, error) {
+	c := &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}}
+	for _, p := range paths {
+		files, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if err := c.loadFile(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := c.applyDefaults(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func expand(p string) ([]string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			if !d.IsDir() {
+				out = append(out, path)
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("%s: no .yaml, .yml or .json files", p)
+	}
+	return out, err
+}
+
+func (c *Cluster) loadFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	for doc := 1; ; doc++ {
+		data, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return &LoadError{File: path, Document: doc, Msg: err.Error()}
+		}
+		if isEmptyDocument(data) {
+			doc--
+			continue
+		}
+		if err := c.loadDocument(path, doc, 0, data); err != nil {
+			return err
+		}
+	}
+}
+
+func isEmptyDocument(data []byte) bool {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
+	lerr := func(obj, fieldPath, msg string) error {
+		return &LoadError{File: path, Document: doc, Item: item, Object: obj, Field: fieldPath, Msg: msg}
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return lerr("", "", "malformed YAML: "+err.Error())
+	}
+	var u map[string]interface{}
+	if err := json.Unmarshal(js, &u); err != nil {
+		return lerr("", "", "not a Kubernetes object: "+err.Error())
+	}
+	kind, _ := u["kind"].(string)
+	apiVersion, _ := u["apiVersion"].(string)
+	if kind == "" {
+		return lerr("", "kind", "Required value")
+	}
+	if apiVersion == "" {
+		return lerr("", "apiVersion", "Required value")
+	}
+	if strings.HasSuffix(kind, "List") && apiVersion == "v1" {
+		items, _ := u["items"].([]interface{})
+		for i, it := range items {
+			b, err := json.Marshal(it)
+			if err != nil {
+				return lerr(kind, fmt.Sprintf("items[%d]", i), err.Error())
+			}
+			if err := c.loadDocument(path, doc, i+1, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	meta, _ := u["metadata"].(map[string]interface{})
+	name, _ := meta["name"].(string)
+	ns, _ := meta["namespace"].(string)
+	desc := kind
+	if name != "" {
+		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
+	}
+	if !known(kind) {
+		c.Skipped[kind]++
+		return nil
+	}
+	if name == "" {
+		return lerr(kind, "metadata.name", "Required value")
+	}
+	if fieldPath, msg := checkQuantities(u, ""); msg != "" {
+		return lerr(desc, fieldPath, msg)
+	}
+	obj, _, err := strictDecoder.Decode(js, nil, nil)
+	if err != nil {
+		return lerr(desc, "", err.Error())
+	}
+	switch o := obj.(type) {
+	case *v1.Node:
+		c.Nodes = append(c.Nodes, o)
+	case *v1.Pod:
+		c.Pods = append(c.Pods, o)
+		c.Sources[podKey(o)] = fmt.Sprintf("%s#%d", path, doc)
+	case *v1.Namespace:
+		c.Namespaces = append(c.Namespaces, o)
+	case *schedulingv1.PriorityClass:
+		c.PriorityClasses = append(c.PriorityClasses, o)
+	case *v1.Service:
+		c.Services = append(c.Services, o)
+	case *appsv1.ReplicaSet:
+		c.ReplicaSets = append(c.ReplicaSets, o)
+	case *appsv1.StatefulSet:
+		c.StatefulSets = append(c.StatefulSets, o)
+	case *v1.ReplicationController:
+		c.RCs = append(c.RCs, o)
+	default:
+		c.Skipped[kind]++
+	}
+	return nil
+}
+
+func known(kind string) bool {
+	switch kind {
+	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController":
+		return true
+	}
+	return false
+}
+
+func podKey(p *v1.Pod) string {
+	ns := p.Namespace
+	if ns == "" {
+		ns = v1.NamespaceDefault
+	}
+	return ns + "/" + p.Name
+}
+
+var quantityMaps = map[string]bool{"requests": true, "limits": true, "capacity": true, "allocatable": true, "overhead": true}
+
+// checkQuantities parses every value of the resource lists in an object,
+// so a bad quantity is reported with its field path rather than as a bare
+// JSON error.
+func checkQuantities(v interface{}, path string) (string, string) {
+	switch t := v.(type) {
+	case map[string]interface{}:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if rl, ok := t[k].(map[string]interface{}); ok && quantityMaps[k] {
+				names := make([]string, 0, len(rl))
+				for n := range rl {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				for _, n := range names {
+					s := fmt.Sprint(rl[n])
+					if _, err := resource.ParseQuantity(s); err != nil {
+						return p + "." + n, fmt.Sprintf("Invalid value: %q: %v", s, err)
+					}
+				}
+				continue
+			}
+			if fp, msg := checkQuantities(t[k], p); msg != "" {
+				return fp, msg
+			}
+		}
+	case []interface{}:
+		for i, e := range t {
+			if fp, msg := checkQuantities(e, fmt.Sprintf("%s[%d]", path, i)); msg != "" {
+				return fp, msg
+			}
+		}
+	}
+	return "", ""
+}
+
+var _ runtime.Object = &v1.Pod{}

@@ -1,0 +1,209 @@
+// Package nodeaffinity holds NodeAffinity: spec.nodeSelector and node
+// affinity (required terms filter, preferred terms score), plus the
+// scheduler-enforced addedAffinity of the plugin's args.
+package nodeaffinity
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
+)
+
+// Name of the plugin.
+const Name = "NodeAffinity"
+
+// Upstream's reasons.
+const (
+	ErrReasonPod      = "node(s) didn't match Pod's node affinity/selector"
+	ErrReasonEnforced = "node(s) didn't match scheduler-enforced node affinity"
+	ErrReasonConflict = "pod affinity terms conflict"
+)
+
+const (
+	preFilterStateKey framework.StateKey = "PreFilter" + Name
+	preScoreStateKey  framework.StateKey = "PreScore" + Name
+)
+
+// NodeAffinity is a PreFilter, Filter, PreScore and Score plugin.
+type NodeAffinity struct {
+	addedNodeSelector   *nodeaffinity.NodeSelector
+	addedPrefSchedTerms *nodeaffinity.PreferredSchedulingTerms
+}
+
+var (
+	_ framework.PreFilterPlugin   = &NodeAffinity{}
+	_ framework.FilterPlugin      = &NodeAffinity{}
+	_ framework.PreScorePlugin    = &NodeAffinity{}
+	_ framework.ScorePlugin       = &NodeAffinity{}
+	_ framework.EnqueueExtensions = &NodeAffinity{}
+)
+
+// New builds the plugin from *configv1.NodeAffinityArgs (nil: no added affinity).
+func New(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.Plugin, error) {
+	pl := &NodeAffinity{}
+	if obj == nil {
+		return pl, nil
+	}
+	args, ok := obj.(*configv1.NodeAffinityArgs)
+	if !ok {
+		return nil, fmt.Errorf("want args to be of type NodeAffinityArgs, got %T", obj)
+	}
+	if args.AddedAffinity == nil {
+		return pl, nil
+	}
+	var err error
+	if ns := args.AddedAffinity.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
+		if pl.addedNodeSelector, err = nodeaffinity.NewNodeSelector(ns); err != nil {
+			return nil, fmt.Errorf("parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: %w", err)
+		}
+	}
+	if terms := args.AddedAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(terms) > 0 {
+		if pl.addedPrefSchedTerms, err = nodeaffinity.NewPreferredSchedulingTerms(terms); err != nil {
+			return nil, fmt.Errorf("parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: %w", err)
+		}
+	}
+	return pl, nil
+}
+
+// Name implements framework.Plugin.
+func (*NodeAffinity) Name() string { return Name }
+
+type preFilterState struct {
+	required nodeaffinity.RequiredNodeAffinity
+}
+
+func (s *preFilterState) Clone() framework.StateData { return s }
+
+func requiredTerms(pod *v1.Pod) []v1.NodeSelectorTerm {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+}
+
+// PreFilter parses the pod's selector and required affinity once. When
+// every required term names nodes by metadata.name, the search is
+// restricted to those nodes.
+func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	a := pod.Spec.Affinity
+	noRequired := a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil
+	if noRequired && pl.addedNodeSelector == nil && pod.Spec.NodeSelector == nil {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	state.Write(preFilterStateKey, &preFilterState{required: nodeaffinity.GetRequiredNodeAffinity(pod)})
+	terms := requiredTerms(pod)
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	var nodeNames sets.Set[string]
+	for _, t := range terms {
+		var termNames sets.Set[string]
+		for _, r := range t.MatchFields {
+			if r.Key == metav1.ObjectNameField && r.Operator == v1.NodeSelectorOpIn {
+				s := sets.New(r.Values...)
+				if termNames == nil {
+					termNames = s
+				} else {
+					termNames = termNames.Intersection(s)
+				}
+			}
+		}
+		if termNames == nil {
+			// This term allows any node name, and terms are ORed.
+			return nil, nil
+		}
+		nodeNames = nodeNames.Union(termNames)
+	}
+	if nodeNames != nil && nodeNames.Len() == 0 {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonConflict)
+	}
+	if nodeNames.Len() > 0 {
+		return &framework.PreFilterResult{NodeNames: nodeNames}, nil
+	}
+	return nil, nil
+}
+
+// PreFilterExtensions implements framework.PreFilterPlugin.
+func (*NodeAffinity) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+
+// Filter checks the added affinity, then the pod's selector and required terms.
+func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonEnforced)
+	}
+	var required nodeaffinity.RequiredNodeAffinity
+	if s, err := state.Read(preFilterStateKey); err == nil {
+		required = s.(*preFilterState).required
+	} else {
+		required = nodeaffinity.GetRequiredNodeAffinity(pod)
+	}
+	// Parse errors of the pod's terms count as no match, as upstream.
+	if match, _ := required.Match(node); !match {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonPod)
+	}
+	return nil
+}
+
+type preScoreState struct {
+	preferred *nodeaffinity.PreferredSchedulingTerms
+}
+
+func (s *preScoreState) Clone() framework.StateData { return s }
+
+// PreScore parses the preferred terms; without any (pod or added), Skip.
+func (pl *NodeAffinity) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	var terms []v1.PreferredSchedulingTerm
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		terms = a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	if len(terms) == 0 && pl.addedPrefSchedTerms == nil {
+		return framework.NewStatus(framework.Skip)
+	}
+	preferred, err := nodeaffinity.NewPreferredSchedulingTerms(terms)
+	if err != nil {
+		return framework.AsStatus(fmt.Errorf("parsing pod's preferred node affinity: %w", err))
+	}
+	state.Write(preScoreStateKey, &preScoreState{preferred: preferred})
+	return nil
+}
+
+// Score sums the weights of the preferred terms the node matches.
+func (pl *NodeAffinity) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	node := ni.Node()
+	var score int64
+	if pl.addedPrefSchedTerms != nil {
+		score += pl.addedPrefSchedTerms.Score(node)
+	}
+	s, err := state.Read(preScoreStateKey)
+	if err != nil {
+		return 0, framework.AsStatus(fmt.Errorf("reading %q from cycleState: %w", preScoreStateKey, err))
+	}
+	if p := s.(*preScoreState).preferred; p != nil {
+		score += p.Score(node)
+	}
+	return score, nil
+}
+
+// ScoreExtensions implements framework.ScorePlugin.
+func (pl *NodeAffinity) ScoreExtensions() framework.ScoreExtensions { return pl }
+
+// NormalizeScore scales by the best node.
+func (*NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	return helper.DefaultNormalizeScore(framework.MaxNodeScore, false, scores)
+}
+
+// EventsToRegister: node added or relabeled.
+func (*NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
+	return []framework.ClusterEvent{{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}}, nil
+}

@@ -1,0 +1,88 @@
+// Package nodeports holds NodePorts: a pod's host ports must be free on the node.
+package nodeports
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Name of the plugin.
+const Name = "NodePorts"
+
+// ErrReason is upstream's reason.
+const ErrReason = "node(s) didn't have free ports for the requested pod ports"
+
+const preFilterStateKey framework.StateKey = "PreFilter" + Name
+
+// NodePorts is a PreFilter and Filter plugin.
+type NodePorts struct{}
+
+var (
+	_ framework.PreFilterPlugin   = &NodePorts{}
+	_ framework.FilterPlugin      = &NodePorts{}
+	_ framework.EnqueueExtensions = &NodePorts{}
+)
+
+type preFilterState []v1.ContainerPort
+
+func (s preFilterState) Clone() framework.StateData { return s }
+
+// New builds the plugin.
+func New(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+	return &NodePorts{}, nil
+}
+
+// Name implements framework.Plugin.
+func (*NodePorts) Name() string { return Name }
+
+// PreFilter collects the pod's host ports; a pod without any skips Filter.
+func (*NodePorts) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	ports := framework.HostPortsOf(pod)
+	if len(ports) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	state.Write(preFilterStateKey, preFilterState(ports))
+	return nil, nil
+}
+
+// PreFilterExtensions implements framework.PreFilterPlugin.
+func (*NodePorts) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+
+// Filter implements framework.FilterPlugin.
+func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	var ports []v1.ContainerPort
+	if s, err := state.Read(preFilterStateKey); err == nil {
+		ports = s.(preFilterState)
+	} else if err == framework.ErrNotFound {
+		ports = framework.HostPortsOf(pod)
+	} else {
+		return framework.AsStatus(fmt.Errorf("reading %q from cycleState: %w", preFilterStateKey, err))
+	}
+	if Fits(ports, ni) {
+		return nil
+	}
+	return framework.NewStatus(framework.Unschedulable, ErrReason)
+}
+
+// Fits reports whether none of the ports is taken on the node.
+func Fits(ports []v1.ContainerPort, ni *framework.NodeInfo) bool {
+	for i := range ports {
+		if ni.UsedPorts.CheckConflict(ports[i].HostIP, string(ports[i].Protocol), ports[i].HostPort) {
+			return false
+		}
+	}
+	return true
+}
+
+// EventsToRegister: a pod deleted from a node, or a node added.
+func (*NodePorts) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
+	return []framework.ClusterEvent{
+		{Resource: framework.AssignedPod, ActionType: framework.Delete},
+		{Resource: framework.Node, ActionType: framework.Add},
+	}, nil
+}

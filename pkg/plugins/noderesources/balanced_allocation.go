@@ -1,0 +1,80 @@
+package noderesources
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/internal/config"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// BalancedAllocationName is the name of the plugin.
+const BalancedAllocationName = "NodeResourcesBalancedAllocation"
+
+const balancedPreScoreStateKey framework.StateKey = "PreScore" + BalancedAllocationName
+
+// BalancedAllocation favors nodes whose resource utilizations stay even.
+type BalancedAllocation struct {
+	scorer resourceAllocationScorer
+}
+
+var (
+	_ framework.PreScorePlugin = &BalancedAllocation{}
+	_ framework.ScorePlugin    = &BalancedAllocation{}
+)
+
+// NewBalancedAllocation builds the plugin from
+// *configv1.NodeResourcesBalancedAllocationArgs (nil: cpu and memory).
+func NewBalancedAllocation(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.Plugin, error) {
+	args := &configv1.NodeResourcesBalancedAllocationArgs{}
+	if obj != nil {
+		a, ok := obj.(*configv1.NodeResourcesBalancedAllocationArgs)
+		if !ok {
+			return nil, fmt.Errorf("want args to be of type NodeResourcesBalancedAllocationArgs, got %T", obj)
+		}
+		args = a.DeepCopy()
+	}
+	config.SetDefaultsArgs(args)
+	s := resourceAllocationScorer{strategy: balanced, resources: args.Resources, useRequested: true}
+	s.initNames()
+	return &BalancedAllocation{scorer: s}, nil
+}
+
+// Name implements framework.Plugin.
+func (*BalancedAllocation) Name() string { return BalancedAllocationName }
+
+// PreScore computes the pod's requests; a best-effort pod skips scoring,
+// so such pods do not all pile onto one node.
+func (b *BalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	reqs := b.scorer.podRequests(pod)
+	bestEffort := true
+	for _, r := range reqs {
+		if r != 0 {
+			bestEffort = false
+			break
+		}
+	}
+	if bestEffort {
+		return framework.NewStatus(framework.Skip)
+	}
+	state.Write(balancedPreScoreStateKey, &preScoreState{podRequests: reqs})
+	return nil
+}
+
+// Score implements framework.ScorePlugin.
+func (b *BalancedAllocation) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	var reqs []int64
+	if s, err := state.Read(balancedPreScoreStateKey); err == nil {
+		reqs = s.(*preScoreState).podRequests
+	} else {
+		reqs = b.scorer.podRequests(pod)
+	}
+	return b.scorer.score(ni, reqs), nil
+}
+
+// ScoreExtensions implements framework.ScorePlugin.
+func (*BalancedAllocation) ScoreExtensions() framework.ScoreExtensions { return nil }

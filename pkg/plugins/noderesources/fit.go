@@ -1,0 +1,239 @@
+// Package noderesources holds NodeResourcesFit (requests must fit the
+// node's free allocatable; scoring by LeastAllocated, MostAllocated or
+// RequestedToCapacityRatio) and NodeResourcesBalancedAllocation.
+package noderesources
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	resourcehelper "k8s.io/component-helpers/resource"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/internal/config"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// FitName is the name of the fit plugin.
+const FitName = "NodeResourcesFit"
+
+// ReasonTooManyPods is upstream's reason when the pod count is full.
+const ReasonTooManyPods = "Too many pods"
+
+const (
+	preFilterStateKey framework.StateKey = "PreFilter" + FitName
+	preScoreStateKey  framework.StateKey = "PreScore" + FitName
+)
+
+// Fit is a PreFilter, Filter, PreScore and Score plugin.
+type Fit struct {
+	ignoredResources      sets.Set[string]
+	ignoredResourceGroups sets.Set[string]
+	scorer                resourceAllocationScorer
+}
+
+var (
+	_ framework.PreFilterPlugin   = &Fit{}
+	_ framework.FilterPlugin      = &Fit{}
+	_ framework.PreScorePlugin    = &Fit{}
+	_ framework.ScorePlugin       = &Fit{}
+	_ framework.EnqueueExtensions = &Fit{}
+)
+
+// NewFit builds the plugin from *configv1.NodeResourcesFitArgs (nil: defaults).
+func NewFit(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.Plugin, error) {
+	args := &configv1.NodeResourcesFitArgs{}
+	if obj != nil {
+		a, ok := obj.(*configv1.NodeResourcesFitArgs)
+		if !ok {
+			return nil, fmt.Errorf("want args to be of type NodeResourcesFitArgs, got %T", obj)
+		}
+		args = a.DeepCopy()
+	}
+	config.SetDefaultsNodeResourcesFitArgs(args)
+	scorer, err := newScorer(args.ScoringStrategy)
+	if err != nil {
+		return nil, err
+	}
+	return &Fit{
+		ignoredResources:      sets.New(args.IgnoredResources...),
+		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
+		scorer:                scorer,
+	}, nil
+}
+
+// Name implements framework.Plugin.
+func (*Fit) Name() string { return FitName }
+
+// preFilterState is the pod's request, with its scalar resources listed
+// in a fixed order so Filter neither allocates nor depends on map order.
+type preFilterState struct {
+	framework.Resource
+	scalars []v1.ResourceName
+}
+
+func (s *preFilterState) Clone() framework.StateData { return s }
+
+func computePodResourceRequest(pod *v1.Pod) *preFilterState {
+	s := &preFilterState{}
+	s.Add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	for name := range s.Scalar {
+		s.scalars = append(s.scalars, name)
+	}
+	sort.Slice(s.scalars, func(i, j int) bool { return s.scalars[i] < s.scalars[j] })
+	return s
+}
+
+// PreFilter computes the pod's request once.
+func (*Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	state.Write(preFilterStateKey, computePodResourceRequest(pod))
+	return nil, nil
+}
+
+// PreFilterExtensions implements framework.PreFilterPlugin.
+func (*Fit) PreFilterExtensions() framework.PreFilterExtensions { return nil }
+
+// InsufficientResource describes one resource that does not fit.
+type InsufficientResource struct {
+	ResourceName v1.ResourceName
+	Reason       string
+	Requested    int64
+	Used         int64
+	Capacity     int64
+	// Unresolvable is true when the request exceeds the node's whole allocatable.
+	Unresolvable bool
+}
+
+// Filter checks the pod count and every requested resource.
+func (f *Fit) Filter(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	var s *preFilterState
+	if d, err := state.Read(preFilterStateKey); err == nil {
+		s = d.(*preFilterState)
+	} else {
+		s = computePodResourceRequest(pod)
+	}
+	if f.fits(s, ni) {
+		return nil
+	}
+	insufficient := f.fitsRequest(s, ni)
+	reasons := make([]string, 0, len(insufficient))
+	code := framework.Unschedulable
+	for _, r := range insufficient {
+		reasons = append(reasons, r.Reason)
+		if r.Unresolvable {
+			code = framework.UnschedulableAndUnresolvable
+		}
+	}
+	return framework.NewStatus(code, reasons...)
+}
+
+func (f *Fit) ignored(name v1.ResourceName) bool {
+	if f.ignoredResources.Has(string(name)) {
+		return true
+	}
+	if f.ignoredResourceGroups.Len() > 0 {
+		group, _, _ := strings.Cut(string(name), "/")
+		return f.ignoredResourceGroups.Has(group)
+	}
+	return false
+}
+
+// fits is the allocation-free fast path of fitsRequest.
+func (f *Fit) fits(s *preFilterState, ni *framework.NodeInfo) bool {
+	if int64(len(ni.Pods))+1 > ni.Allocatable.AllowedPodNumber {
+		return false
+	}
+	a, r := &ni.Allocatable, &ni.Requested
+	if s.MilliCPU > 0 && s.MilliCPU > a.MilliCPU-r.MilliCPU {
+		return false
+	}
+	if s.Memory > 0 && s.Memory > a.Memory-r.Memory {
+		return false
+	}
+	if s.EphemeralStorage > 0 && s.EphemeralStorage > a.EphemeralStorage-r.EphemeralStorage {
+		return false
+	}
+	for _, name := range s.scalars {
+		q := s.Scalar[name]
+		if q == 0 || f.ignored(name) {
+			continue
+		}
+		if q > a.Scalar[name]-r.Scalar[name] {
+			return false
+		}
+	}
+	return true
+}
+
+// fitsRequest lists what does not fit, in upstream's order: pods, cpu,
+// memory, ephemeral-storage, then scalar resources by name.
+func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []InsufficientResource {
+	var out []InsufficientResource
+	a, r := &ni.Allocatable, &ni.Requested
+	if n := int64(len(ni.Pods)); n+1 > a.AllowedPodNumber {
+		out = append(out, InsufficientResource{ResourceName: v1.ResourcePods, Reason: ReasonTooManyPods, Requested: 1, Used: n, Capacity: a.AllowedPodNumber, Unresolvable: a.AllowedPodNumber < 1})
+	}
+	if s.MilliCPU == 0 && s.Memory == 0 && s.EphemeralStorage == 0 && len(s.scalars) == 0 {
+		return out
+	}
+	check := func(name v1.ResourceName, req, alloc, used int64) {
+		if req > 0 && req > alloc-used {
+			out = append(out, InsufficientResource{ResourceName: name, Reason: "Insufficient " + string(name), Requested: req, Used: used, Capacity: alloc, Unresolvable: req > alloc})
+		}
+	}
+	check(v1.ResourceCPU, s.MilliCPU, a.MilliCPU, r.MilliCPU)
+	check(v1.ResourceMemory, s.Memory, a.Memory, r.Memory)
+	check(v1.ResourceEphemeralStorage, s.EphemeralStorage, a.EphemeralStorage, r.EphemeralStorage)
+	for _, name := range s.scalars {
+		if f.ignored(name) {
+			continue
+		}
+		check(name, s.Scalar[name], a.Scalar[name], r.Scalar[name])
+	}
+	return out
+}
+
+// Fits reports whether pod fits ni by resources (used by tests and preemption).
+func Fits(pod *v1.Pod, ni *framework.NodeInfo) []InsufficientResource {
+	f := &Fit{}
+	return f.fitsRequest(computePodResourceRequest(pod), ni)
+}
+
+type preScoreState struct {
+	podRequests []int64
+}
+
+func (s *preScoreState) Clone() framework.StateData { return s }
+
+// PreScore computes the pod's request per scored resource.
+func (f *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	state.Write(preScoreStateKey, &preScoreState{podRequests: f.scorer.podRequests(pod)})
+	return nil
+}
+
+// Score implements framework.ScorePlugin with the configured strategy.
+func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	var reqs []int64
+	if s, err := state.Read(preScoreStateKey); err == nil {
+		reqs = s.(*preScoreState).podRequests
+	} else {
+		reqs = f.scorer.podRequests(pod)
+	}
+	return f.scorer.score(ni, reqs), nil
+}
+
+// ScoreExtensions implements framework.ScorePlugin: scores are already 0..100.
+func (*Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
+
+// EventsToRegister: room freed on a node, or a node added or grown.
+func (*Fit) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
+	return []framework.ClusterEvent{
+		{Resource: framework.AssignedPod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
+		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable},
+	}, nil
+}

@@ -1,0 +1,240 @@
+package noderesources
+
+import (
+	"fmt"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// maxUtilization is 100%.
+const maxUtilization = 100
+
+// maxCustomPriorityScore is the top of a RequestedToCapacityRatio shape
+// (0..10), scaled to MaxNodeScore.
+const maxCustomPriorityScore = 10
+
+type strategy int
+
+const (
+	leastAllocated strategy = iota
+	mostAllocated
+	requestedToCapacityRatio
+	balanced
+)
+
+// resourceAllocationScorer scores a node from the requested and
+// allocatable amounts of a list of resources.
+type resourceAllocationScorer struct {
+	strategy  strategy
+	resources []configv1.ResourceSpec
+	names     []v1.ResourceName
+	// useRequested: count actual requests (BalancedAllocation); otherwise
+	// containers without requests count as 100m cpu / 200Mi memory.
+	useRequested bool
+	shape        []shapePoint
+}
+
+type shapePoint struct{ utilization, score int64 }
+
+func newScorer(s *configv1.ScoringStrategy) (resourceAllocationScorer, error) {
+	r := resourceAllocationScorer{resources: s.Resources}
+	switch s.Type {
+	case configv1.LeastAllocated:
+		r.strategy = leastAllocated
+	case configv1.MostAllocated:
+		r.strategy = mostAllocated
+	case configv1.RequestedToCapacityRatio:
+		r.strategy = requestedToCapacityRatio
+		if s.RequestedToCapacityRatio == nil || len(s.RequestedToCapacityRatio.Shape) == 0 {
+			return r, fmt.Errorf("scoring strategy RequestedToCapacityRatio needs a shape")
+		}
+		for _, p := range s.RequestedToCapacityRatio.Shape {
+			r.shape = append(r.shape, shapePoint{int64(p.Utilization), int64(p.Score) * (framework.MaxNodeScore / maxCustomPriorityScore)})
+		}
+	default:
+		return r, fmt.Errorf("scoring strategy %q is not supported", s.Type)
+	}
+	r.initNames()
+	return r, nil
+}
+
+func (r *resourceAllocationScorer) initNames() {
+	r.names = make([]v1.ResourceName, len(r.resources))
+	for i := range r.resources {
+		r.names[i] = v1.ResourceName(r.resources[i].Name)
+	}
+}
+
+var nonZeroDefaults = v1.ResourceList{
+	v1.ResourceCPU:    *resource.NewMilliQuantity(framework.DefaultMilliCPURequest, resource.DecimalSI),
+	v1.ResourceMemory: *resource.NewQuantity(framework.DefaultMemoryRequest, resource.BinarySI),
+}
+
+// podRequests is the pod's request for each scored resource.
+func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
+	opts := resourcehelper.PodResourcesOptions{}
+	if !r.useRequested {
+		opts.NonMissingContainerRequests = nonZeroDefaults
+	}
+	reqs := resourcehelper.PodRequests(pod, opts)
+	out := make([]int64, len(r.names))
+	for i, name := range r.names {
+		q := reqs[name]
+		if name == v1.ResourceCPU {
+			out[i] = q.MilliValue()
+		} else {
+			out[i] = q.Value()
+		}
+	}
+	return out
+}
+
+// allocatableAndRequested returns the node's allocatable and what would be
+// requested with the pod; (0, 0) bypasses a resource.
+func (r *resourceAllocationScorer) allocatableAndRequested(ni *framework.NodeInfo, name v1.ResourceName, podRequest int64) (int64, int64) {
+	requested := &ni.NonZeroRequested
+	if r.useRequested {
+		requested = &ni.Requested
+	}
+	switch name {
+	case v1.ResourceCPU:
+		return ni.Allocatable.MilliCPU, requested.MilliCPU + podRequest
+	case v1.ResourceMemory:
+		return ni.Allocatable.Memory, requested.Memory + podRequest
+	case v1.ResourceEphemeralStorage:
+		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage + podRequest
+	}
+	if podRequest == 0 && framework.IsScalarResourceName(name) {
+		return 0, 0
+	}
+	if alloc, ok := ni.Allocatable.Scalar[name]; ok {
+		return alloc, ni.Requested.Scalar[name] + podRequest
+	}
+	return 0, 0
+}
+
+// score computes the node's score without allocating for up to 8 resources.
+func (r *resourceAllocationScorer) score(ni *framework.NodeInfo, podRequests []int64) int64 {
+	var reqBuf, allocBuf [8]int64
+	requested, allocatable := reqBuf[:0], allocBuf[:0]
+	if len(r.names) > len(reqBuf) {
+		requested, allocatable = make([]int64, 0, len(r.names)), make([]int64, 0, len(r.names))
+	}
+	for i, name := range r.names {
+		alloc, req := r.allocatableAndRequested(ni, name, podRequests[i])
+		if alloc == 0 {
+			alloc, req = 0, 0
+		}
+		allocatable = append(allocatable, alloc)
+		requested = append(requested, req)
+	}
+	switch r.strategy {
+	case leastAllocated:
+		return r.weighted(requested, allocatable, leastRequestedScore, false)
+	case mostAllocated:
+		return r.weighted(requested, allocatable, mostRequestedScore, false)
+	case requestedToCapacityRatio:
+		return r.weighted(requested, allocatable, r.ratioScore, true)
+	default:
+		return balancedScore(requested, allocatable)
+	}
+}
+
+// weighted averages per-resource scores by weight over the resources the
+// node has. RequestedToCapacityRatio counts only positive scores and rounds.
+func (r *resourceAllocationScorer) weighted(requested, allocatable []int64, fn func(req, alloc int64) int64, ratio bool) int64 {
+	var nodeScore, weightSum int64
+	for i := range requested {
+		if allocatable[i] == 0 {
+			continue
+		}
+		w := r.resources[i].Weight
+		s := fn(requested[i], allocatable[i])
+		if ratio && s <= 0 {
+			continue
+		}
+		nodeScore += s * w
+		weightSum += w
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	if ratio {
+		return int64(math.Round(float64(nodeScore) / float64(weightSum)))
+	}
+	return nodeScore / weightSum
+}
+
+// leastRequestedScore favors free room: (capacity-requested)*100/capacity.
+func leastRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 || requested > capacity {
+		return 0
+	}
+	return (capacity - requested) * framework.MaxNodeScore / capacity
+}
+
+// mostRequestedScore favors packing: requested*100/capacity.
+func mostRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 {
+		return 0
+	}
+	if requested > capacity {
+		requested = capacity
+	}
+	return requested * framework.MaxNodeScore / capacity
+}
+
+// ratioScore is the broken-linear shape at the utilization.
+func (r *resourceAllocationScorer) ratioScore(requested, capacity int64) int64 {
+	u := int64(maxUtilization)
+	if capacity != 0 && requested <= capacity {
+		u = requested * maxUtilization / capacity
+	}
+	for i, p := range r.shape {
+		if u <= p.utilization {
+			if i == 0 {
+				return p.score
+			}
+			prev := r.shape[i-1]
+			return prev.score + (p.score-prev.score)*(u-prev.utilization)/(p.utilization-prev.utilization)
+		}
+	}
+	return r.shape[len(r.shape)-1].score
+}
+
+// balancedScore is (1 - std of the utilization fractions) * 100.
+func balancedScore(requested, allocatable []int64) int64 {
+	var fractions [8]float64
+	n := 0
+	var total float64
+	for i := range requested {
+		if allocatable[i] == 0 || n == len(fractions) {
+			continue
+		}
+		f := float64(requested[i]) / float64(allocatable[i])
+		if f > 1 {
+			f = 1
+		}
+		total += f
+		fractions[n] = f
+		n++
+	}
+	std := 0.0
+	if n == 2 {
+		std = math.Abs((fractions[0] - fractions[1]) / 2)
+	} else if n > 2 {
+		mean := total / float64(n)
+		var sum float64
+		for _, f := range fractions[:n] {
+			sum += (f - mean) * (f - mean)
+		}
+		std = math.Sqrt(sum / float64(n))
+	}
+	return int64((1 - std) * float64(framework.MaxNodeScore))
+}

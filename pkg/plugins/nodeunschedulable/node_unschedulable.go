@@ -1,0 +1,65 @@
+// Package nodeunschedulable holds NodeUnschedulable: cordoned nodes take
+// only pods that tolerate the unschedulable taint.
+package nodeunschedulable
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Name of the plugin.
+const Name = "NodeUnschedulable"
+
+// Upstream's reasons.
+const (
+	ErrReasonUnschedulable    = "node(s) were unschedulable"
+	ErrReasonUnknownCondition = "node(s) had unknown conditions"
+)
+
+// NodeUnschedulable is a Filter plugin.
+type NodeUnschedulable struct{}
+
+var (
+	_ framework.FilterPlugin      = &NodeUnschedulable{}
+	_ framework.EnqueueExtensions = &NodeUnschedulable{}
+)
+
+var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// New builds the plugin.
+func New(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+	return &NodeUnschedulable{}, nil
+}
+
+// Name implements framework.Plugin.
+func (*NodeUnschedulable) Name() string { return Name }
+
+// Filter rejects a cordoned node unless the pod tolerates
+// node.kubernetes.io/unschedulable:NoSchedule.
+func (*NodeUnschedulable) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	node := ni.Node()
+	if node == nil {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnknownCondition)
+	}
+	if !node.Spec.Unschedulable {
+		return nil
+	}
+	if v1helper.TolerationsTolerateTaint(framework.Logger(ctx), pod.Spec.Tolerations, &unschedulableTaint, true) {
+		return nil
+	}
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
+}
+
+// EventsToRegister: a node added or uncordoned (spec.unschedulable is
+// reported as a taint change, as upstream does).
+func (*NodeUnschedulable) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
+	return []framework.ClusterEvent{
+		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint},
+		{Resource: framework.Pod, ActionType: framework.UpdatePodTolerations},
+	}, nil
+}

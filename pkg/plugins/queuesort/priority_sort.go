@@ -1,0 +1,34 @@
+// Package queuesort holds PrioritySort, the default order of activeQ.
+package queuesort
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Name of the plugin.
+const Name = "PrioritySort"
+
+// PrioritySort orders pods by priority (higher first), then by the time
+// they entered the queue (earlier first).
+type PrioritySort struct{}
+
+var _ framework.QueueSortPlugin = &PrioritySort{}
+
+// New builds the plugin.
+func New(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+	return &PrioritySort{}, nil
+}
+
+// Name implements framework.Plugin.
+func (*PrioritySort) Name() string { return Name }
+
+// Less implements framework.QueueSortPlugin.
+func (*PrioritySort) Less(a, b *framework.QueuedPodInfo) bool {
+	pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
+	return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
+}

@@ -1,0 +1,33 @@
+// Package plugins assembles the in-tree plugins.
+package plugins
+
+import (
+	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/pkg/plugins/defaultbinder"
+	"github.com/kubesched/kubesched/pkg/plugins/imagelocality"
+	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
+	"github.com/kubesched/kubesched/pkg/plugins/nodename"
+	"github.com/kubesched/kubesched/pkg/plugins/nodeports"
+	"github.com/kubesched/kubesched/pkg/plugins/noderesources"
+	"github.com/kubesched/kubesched/pkg/plugins/nodeunschedulable"
+	"github.com/kubesched/kubesched/pkg/plugins/queuesort"
+	"github.com/kubesched/kubesched/pkg/plugins/schedulinggates"
+	"github.com/kubesched/kubesched/pkg/plugins/tainttoleration"
+)
+
+// NewInTreeRegistry returns every in-tree plugin by its upstream name.
+func NewInTreeRegistry() runtime.Registry {
+	return runtime.Registry{
+		schedulinggates.Name:                 schedulinggates.New,
+		queuesort.Name:                       queuesort.New,
+		nodename.Name:                        nodename.New,
+		nodeunschedulable.Name:               nodeunschedulable.New,
+		tainttoleration.Name:                 tainttoleration.New,
+		nodeaffinity.Name:                    nodeaffinity.New,
+		nodeports.Name:                       nodeports.New,
+		noderesources.FitName:                noderesources.NewFit,
+		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
+		imagelocality.Name:                   imagelocality.New,
+		defaultbinder.Name:                   defaultbinder.New,
+	}
+}

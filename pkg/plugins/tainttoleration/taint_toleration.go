@@ -1,0 +1,113 @@
+// Package tainttoleration holds TaintToleration: NoSchedule and NoExecute
+// taints filter, PreferNoSchedule taints lower the score.
+package tainttoleration
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
+)
+
+// Name of the plugin.
+const Name = "TaintToleration"
+
+// ErrReasonNotMatch is upstream's reason.
+const ErrReasonNotMatch = "node(s) had untolerated taint(s)"
+
+const preScoreStateKey framework.StateKey = "PreScore" + Name
+
+// TaintToleration is a Filter and Score plugin.
+type TaintToleration struct{}
+
+var (
+	_ framework.FilterPlugin      = &TaintToleration{}
+	_ framework.PreScorePlugin    = &TaintToleration{}
+	_ framework.ScorePlugin       = &TaintToleration{}
+	_ framework.EnqueueExtensions = &TaintToleration{}
+)
+
+// New builds the plugin.
+func New(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+	return &TaintToleration{}, nil
+}
+
+// Name implements framework.Plugin.
+func (*TaintToleration) Name() string { return Name }
+
+// Filter rejects a node with a NoSchedule or NoExecute taint that the pod
+// does not tolerate.
+func (*TaintToleration) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	logger := framework.Logger(ctx)
+	taints := ni.Node().Spec.Taints
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !v1helper.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, t, true) {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNotMatch)
+		}
+	}
+	return nil
+}
+
+type preScoreState struct {
+	tolerations []v1.Toleration
+}
+
+func (s *preScoreState) Clone() framework.StateData { return s }
+
+// PreScore keeps the tolerations that matter for PreferNoSchedule.
+func (*TaintToleration) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
+	var tols []v1.Toleration
+	for _, t := range pod.Spec.Tolerations {
+		if t.Effect == "" || t.Effect == v1.TaintEffectPreferNoSchedule {
+			tols = append(tols, t)
+		}
+	}
+	state.Write(preScoreStateKey, &preScoreState{tolerations: tols})
+	return nil
+}
+
+// Score counts the PreferNoSchedule taints the pod does not tolerate.
+func (*TaintToleration) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	s, err := state.Read(preScoreStateKey)
+	if err != nil {
+		return 0, framework.AsStatus(fmt.Errorf("reading %q from cycleState: %w", preScoreStateKey, err))
+	}
+	tols := s.(*preScoreState).tolerations
+	logger := framework.Logger(ctx)
+	var n int64
+	taints := ni.Node().Spec.Taints
+	for i := range taints {
+		if taints[i].Effect != v1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		if !v1helper.TolerationsTolerateTaint(logger, tols, &taints[i], true) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ScoreExtensions implements framework.ScorePlugin.
+func (pl *TaintToleration) ScoreExtensions() framework.ScoreExtensions { return pl }
+
+// NormalizeScore reverses: fewer untolerated taints is better.
+func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	return helper.DefaultNormalizeScore(framework.MaxNodeScore, true, scores)
+}
+
+// EventsToRegister: node taints changed, or the pod's tolerations.
+func (*TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
+	return []framework.ClusterEvent{
+		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint},
+		{Resource: framework.Pod, ActionType: framework.UpdatePodTolerations},
+	}, nil
+}
