@@ -142,7 +142,17 @@ func (r *resourceAllocationScorer) score(ni *framework.NodeInfo, podRequests []i
 	case requestedToCapacityRatio:
 		return r.weighted(requested, allocatable, r.ratioScore, true)
 	default:
-		return balancedScore(requested, allocatable)
+		// Balance with the pod against balance without it: the part of
+		// requested that is the pod's own comes out for the "before" side.
+		var beforeBuf [8]int64
+		before := beforeBuf[:0]
+		if len(requested) > len(beforeBuf) {
+			before = make([]int64, 0, len(requested))
+		}
+		for i := range requested {
+			before = append(before, requested[i]-podRequests[i])
+		}
+		return balancedScore(before, requested, allocatable)
 	}
 }
 
@@ -208,8 +218,20 @@ func (r *resourceAllocationScorer) ratioScore(requested, capacity int64) int64 {
 	return r.shape[len(r.shape)-1].score
 }
 
-// balancedScore is (1 - std of the utilization fractions) * 100.
-func balancedScore(requested, allocatable []int64) int64 {
+// balancedScore rates how the pod changes the node's balance (upstream
+// v1.37, kubernetes#135573): with std the standard deviation of the
+// utilization fractions, score = (0.75 + (stdBefore - stdAfter)/2) * 100,
+// so no change scores 75, balanced to fully imbalanced 50, and fully
+// imbalanced to balanced 100.
+func balancedScore(before, after, allocatable []int64) int64 {
+	scoreBefore := int64((1 - fractionStd(before, allocatable)) * float64(framework.MaxNodeScore))
+	scoreAfter := int64((1 - fractionStd(after, allocatable)) * float64(framework.MaxNodeScore))
+	return (3*framework.MaxNodeScore/2 + scoreAfter - scoreBefore) / 2
+}
+
+// fractionStd is the standard deviation of requested/allocatable over the
+// resources the node has, each fraction capped at 1.
+func fractionStd(requested, allocatable []int64) float64 {
 	var fractions [8]float64
 	n := 0
 	var total float64
@@ -225,16 +247,16 @@ func balancedScore(requested, allocatable []int64) int64 {
 		fractions[n] = f
 		n++
 	}
-	std := 0.0
-	if n == 2 {
-		std = math.Abs((fractions[0] - fractions[1]) / 2)
-	} else if n > 2 {
+	switch {
+	case n == 2:
+		return math.Abs((fractions[0] - fractions[1]) / 2)
+	case n > 2:
 		mean := total / float64(n)
 		var sum float64
 		for _, f := range fractions[:n] {
 			sum += (f - mean) * (f - mean)
 		}
-		std = math.Sqrt(sum / float64(n))
+		return math.Sqrt(sum / float64(n))
 	}
-	return int64((1 - std) * float64(framework.MaxNodeScore))
+	return 0
 }
