@@ -3,6 +3,7 @@ module github.com/kubesched/kubesched
 go 1.26.8
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.1.0
 	k8s.io/api v0.37.2

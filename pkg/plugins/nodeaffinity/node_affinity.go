@@ -57,7 +57,7 @@ func New(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.P
 	if !ok {
 		return nil, fmt.Errorf("want args to be of type NodeAffinityArgs, got %T", obj)
 	}
-	if args.AddedAffinity == nil {
+	if args == nil || args.AddedAffinity == nil {
 		return pl, nil
 	}
 	var err error

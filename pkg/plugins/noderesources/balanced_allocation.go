@@ -36,7 +36,9 @@ func NewBalancedAllocation(_ context.Context, obj runtime.Object, _ framework.Ha
 		if !ok {
 			return nil, fmt.Errorf("want args to be of type NodeResourcesBalancedAllocationArgs, got %T", obj)
 		}
-		args = a.DeepCopy()
+		if a != nil {
+			args = a.DeepCopy()
+		}
 	}
 	config.SetDefaultsArgs(args)
 	s := resourceAllocationScorer{strategy: balanced, resources: args.Resources, useRequested: true}

@@ -53,7 +53,9 @@ func NewFit(_ context.Context, obj runtime.Object, _ framework.Handle) (framewor
 		if !ok {
 			return nil, fmt.Errorf("want args to be of type NodeResourcesFitArgs, got %T", obj)
 		}
-		args = a.DeepCopy()
+		if a != nil {
+			args = a.DeepCopy()
+		}
 	}
 	config.SetDefaultsNodeResourcesFitArgs(args)
 	scorer, err := newScorer(args.ScoringStrategy)

@@ -1,0 +1,77 @@
+package testing
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// NodeInfo builds a NodeInfo for node with pods on it.
+func NodeInfo(node *v1.Node, pods ...*v1.Pod) *framework.NodeInfo {
+	ni := framework.NewNodeInfo(pods...)
+	ni.SetNode(node)
+	return ni
+}
+
+// RunFilter runs a plugin's PreFilter (if any) then Filter on one node, as
+// the runtime does: a PreFilter Skip means the Filter is not run.
+func RunFilter(pl framework.Plugin, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if pf, ok := pl.(framework.PreFilterPlugin); ok {
+		_, st := pf.PreFilter(ctx, state, pod, []*framework.NodeInfo{ni})
+		if st.IsSkip() {
+			return nil
+		}
+		if !st.IsSuccess() {
+			return st
+		}
+	}
+	return pl.(framework.FilterPlugin).Filter(ctx, state, pod, ni)
+}
+
+// RunScore runs PreScore (if any), Score on every node and NormalizeScore,
+// returning the normalized scores by node name (nil when PreScore skipped).
+func RunScore(pl framework.Plugin, pod *v1.Pod, nodes ...*framework.NodeInfo) (map[string]int64, *framework.Status) {
+	ctx := context.Background()
+	state := framework.NewCycleState()
+	if ps, ok := pl.(framework.PreScorePlugin); ok {
+		st := ps.PreScore(ctx, state, pod, nodes)
+		if st.IsSkip() {
+			return nil, st
+		}
+		if !st.IsSuccess() {
+			return nil, st
+		}
+	}
+	sp := pl.(framework.ScorePlugin)
+	list := make(framework.NodeScoreList, len(nodes))
+	for i, ni := range nodes {
+		s, st := sp.Score(ctx, state, pod, ni)
+		if !st.IsSuccess() {
+			return nil, st
+		}
+		list[i] = framework.NodeScore{Name: ni.NodeName(), Score: s}
+	}
+	if ext := sp.ScoreExtensions(); ext != nil {
+		if st := ext.NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
+			return nil, st
+		}
+	}
+	out := map[string]int64{}
+	for _, s := range list {
+		out[s.Name] = s.Score
+	}
+	return out, nil
+}
+
+// FakeHandle is a framework.Handle over a fixed snapshot lister.
+type FakeHandle struct {
+	framework.Handle
+	Lister framework.SharedLister
+}
+
+// SnapshotSharedLister implements framework.Handle.
+func (h FakeHandle) SnapshotSharedLister() framework.SharedLister { return h.Lister }

@@ -1,0 +1,35 @@
+package queuesort
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	st "github.com/kubesched/kubesched/internal/testing"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+func TestLess(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	qp := func(prio int32, at time.Time) *framework.QueuedPodInfo {
+		return &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(st.MakePod().Name("p").Priority(prio).Obj()), Timestamp: at}
+	}
+	tests := []struct {
+		name string
+		a, b *framework.QueuedPodInfo
+		want bool
+	}{
+		{name: "higher priority goes first", a: qp(10, t0.Add(time.Second)), b: qp(5, t0), want: true},
+		{name: "lower priority goes later", a: qp(5, t0), b: qp(10, t0), want: false},
+		{name: "at equal priority the earlier pod goes first", a: qp(5, t0), b: qp(5, t0.Add(time.Second)), want: true},
+		{name: "at equal priority and time neither goes first", a: qp(5, t0), b: qp(5, t0), want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl, _ := New(context.Background(), nil, nil)
+			if got := pl.(framework.QueueSortPlugin).Less(tt.a, tt.b); got != tt.want {
+				t.Errorf("Less = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
