@@ -364,12 +364,13 @@ func (c *Cache) Dump() map[string]*framework.NodeInfo {
 }
 
 // UpdateSnapshot brings s up to date, copying only the NodeInfos that
-// changed since s was last updated.
-func (c *Cache) UpdateSnapshot(s *Snapshot) {
+// changed since s was last updated; it returns how many it copied.
+func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	snapGen := s.generation
 	rebuild := c.nodeSetChanged
+	copied := 0
 	for it := c.head; it != nil && it.info.Generation > snapGen; it = it.next {
 		name := it.info.NodeName()
 		if name == "" {
@@ -377,6 +378,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		}
 		ni := it.info.Snapshot()
 		ni.ImageStates = c.imageSummaries(it.info.Node())
+		copied++
 		if old, ok := s.nodeInfoMap[name]; ok {
 			*old = *ni
 		} else {
@@ -396,6 +398,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.rebuildList()
 		c.nodeSetChanged = false
 	}
+	return copied
 }
 
 func (c *Cache) imageSummaries(node *v1.Node) map[string]*framework.ImageStateSummary {

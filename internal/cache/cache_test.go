@@ -1,0 +1,198 @@
+package cache
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	testingclock "k8s.io/utils/clock/testing"
+
+	st "github.com/kubesched/kubesched/internal/testing"
+)
+
+type rl = map[v1.ResourceName]string
+
+func newCache() (*Cache, *testingclock.FakeClock) {
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return New(klog.Background(), clk, DefaultAssumedPodTTL), clk
+}
+
+func node(name string) *v1.Node {
+	return st.MakeNode().Name(name).Capacity(rl{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi"}).Obj()
+}
+
+func requestedCPU(t *testing.T, c *Cache, n string) int64 {
+	t.Helper()
+	ni, ok := c.Dump()[n]
+	if !ok {
+		return 0
+	}
+	return ni.Requested.MilliCPU
+}
+
+func TestAssumedPodLifecycle(t *testing.T) {
+	pod := st.MakePod().Name("p").Node("n").Req(rl{v1.ResourceCPU: "1"}).Obj()
+	tests := []struct {
+		name string
+		// steps after AssumePod
+		run     func(t *testing.T, c *Cache, clk *testingclock.FakeClock)
+		wantCPU int64
+		wantAss bool
+	}{
+		{name: "an assumed pod counts on its node at once", run: func(*testing.T, *Cache, *testingclock.FakeClock) {}, wantCPU: 1000, wantAss: true},
+		{name: "forgetting an assumed pod frees its resources", run: func(t *testing.T, c *Cache, _ *testingclock.FakeClock) {
+			if err := c.ForgetPod(pod); err != nil {
+				t.Fatal(err)
+			}
+		}, wantCPU: 0},
+		{name: "an assumed pod whose binding finished stays until the TTL", run: func(t *testing.T, c *Cache, clk *testingclock.FakeClock) {
+			c.FinishBinding(pod)
+			clk.Step(DefaultAssumedPodTTL - time.Second)
+			c.Cleanup()
+		}, wantCPU: 1000, wantAss: true},
+		{name: "an assumed pod never confirmed expires after the TTL", run: func(t *testing.T, c *Cache, clk *testingclock.FakeClock) {
+			c.FinishBinding(pod)
+			clk.Step(DefaultAssumedPodTTL)
+			c.Cleanup()
+		}, wantCPU: 0},
+		{name: "an assumed pod whose binding has not finished never expires", run: func(t *testing.T, c *Cache, clk *testingclock.FakeClock) {
+			clk.Step(time.Hour)
+			c.Cleanup()
+		}, wantCPU: 1000, wantAss: true},
+		{name: "a confirmed pod does not expire", run: func(t *testing.T, c *Cache, clk *testingclock.FakeClock) {
+			c.FinishBinding(pod)
+			if err := c.AddPod(pod); err != nil {
+				t.Fatal(err)
+			}
+			clk.Step(time.Hour)
+			c.Cleanup()
+		}, wantCPU: 1000},
+		{name: "a pod the world bound elsewhere moves there", run: func(t *testing.T, c *Cache, _ *testingclock.FakeClock) {
+			moved := pod.DeepCopy()
+			moved.Spec.NodeName = "m"
+			if err := c.AddPod(moved); err != nil {
+				t.Fatal(err)
+			}
+			if got := requestedCPU(t, c, "m"); got != 1000 {
+				t.Errorf("cpu on m = %d, want 1000", got)
+			}
+		}, wantCPU: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, clk := newCache()
+			c.AddNode(node("n"))
+			c.AddNode(node("m"))
+			if err := c.AssumePod(pod); err != nil {
+				t.Fatal(err)
+			}
+			tt.run(t, c, clk)
+			if got := requestedCPU(t, c, "n"); got != tt.wantCPU {
+				t.Errorf("cpu requested on n = %dm, want %dm", got, tt.wantCPU)
+			}
+			if got := c.IsAssumedPod(pod); got != tt.wantAss {
+				t.Errorf("assumed = %v, want %v", got, tt.wantAss)
+			}
+		})
+	}
+}
+
+func TestAssumingTwiceFails(t *testing.T) {
+	c, _ := newCache()
+	pod := st.MakePod().Name("p").Node("n").Obj()
+	if err := c.AssumePod(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AssumePod(pod); err == nil {
+		t.Error("second AssumePod succeeded, want an error")
+	}
+	if err := c.ForgetPod(st.MakePod().Name("other").Node("n").Obj()); err == nil {
+		t.Error("ForgetPod of a pod never assumed succeeded, want an error")
+	}
+}
+
+func TestRemovedNodeKeepsItsPodsUntilTheyGo(t *testing.T) {
+	c, _ := newCache()
+	pod := st.MakePod().Name("p").Node("n").Req(rl{v1.ResourceCPU: "1"}).Obj()
+	c.AddNode(node("n"))
+	if err := c.AddPod(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveNode(node("n")); err != nil {
+		t.Fatal(err)
+	}
+	snap := NewEmptySnapshot()
+	c.UpdateSnapshot(snap)
+	if snap.NumNodes() != 0 {
+		t.Fatalf("snapshot has %d nodes after the node was removed, want 0", snap.NumNodes())
+	}
+	c.AddNode(node("n"))
+	c.UpdateSnapshot(snap)
+	ni, err := snap.Get("n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ni.Requested.MilliCPU != 1000 {
+		t.Errorf("re-added node has %dm cpu requested, want its pod's 1000m still counted", ni.Requested.MilliCPU)
+	}
+	if err := c.RemovePod(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveNode(node("n")); err != nil {
+		t.Fatal(err)
+	}
+	if n, p := c.Counts(); n != 0 || p != 0 {
+		t.Errorf("counts = %d nodes, %d pods; want 0, 0", n, p)
+	}
+}
+
+func TestUpdateSnapshotCopiesOnlyChangedNodes(t *testing.T) {
+	c, _ := newCache()
+	for _, n := range []string{"a", "b", "c", "d"} {
+		c.AddNode(node(n))
+	}
+	snap := NewEmptySnapshot()
+	if got := c.UpdateSnapshot(snap); got != 4 {
+		t.Errorf("first update copied %d nodes, want 4", got)
+	}
+	if got := c.UpdateSnapshot(snap); got != 0 {
+		t.Errorf("update without changes copied %d nodes, want 0", got)
+	}
+	if err := c.AddPod(st.MakePod().Name("p").Node("c").Req(rl{v1.ResourceCPU: "1"}).Obj()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.UpdateSnapshot(snap); got != 1 {
+		t.Errorf("update after one pod copied %d nodes, want 1", got)
+	}
+	ni, _ := snap.Get("c")
+	if ni.Requested.MilliCPU != 1000 {
+		t.Errorf("snapshot of c has %dm requested, want 1000m", ni.Requested.MilliCPU)
+	}
+	if snap.NumNodes() != 4 {
+		t.Errorf("snapshot has %d nodes, want 4", snap.NumNodes())
+	}
+}
+
+func TestSnapshotOrderInterleavesZones(t *testing.T) {
+	c, _ := newCache()
+	for _, n := range []struct{ name, zone string }{{"a1", "a"}, {"a2", "a"}, {"b1", "b"}, {"c1", "c"}, {"c2", "c"}} {
+		c.AddNode(st.MakeNode().Name(n.name).Label(v1.LabelTopologyZone, n.zone).Obj())
+	}
+	snap := NewEmptySnapshot()
+	c.UpdateSnapshot(snap)
+	list, _ := snap.List()
+	var got []string
+	for _, ni := range list {
+		got = append(got, ni.NodeName())
+	}
+	want := []string{"a1", "b1", "c1", "a2", "c2"}
+	if len(got) != len(want) {
+		t.Fatalf("order = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order = %v, want %v", got, want)
+		}
+	}
+}
