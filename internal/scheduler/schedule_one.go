@@ -220,7 +220,9 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
 	all, _ := s.snapshot.List()
 	pfr, st, rejectors := fwk.RunPreFilterPlugins(ctx, state, pod, all)
-	diagnosis.UnschedulablePlugins = rejectors
+	if rejectors != nil {
+		diagnosis.UnschedulablePlugins = rejectors
+	}
 	if !st.IsSuccess() {
 		if !st.IsRejected() {
 			return nil, diagnosis, st.AsError()

@@ -1,0 +1,278 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kubesched/kubesched/internal/cluster/memory"
+	"github.com/kubesched/kubesched/internal/config"
+	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/scheduler"
+	st "github.com/kubesched/kubesched/internal/testing"
+	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins"
+)
+
+type rl = map[v1.ResourceName]string
+
+type env struct {
+	sched *scheduler.Scheduler
+	store *memory.Store
+	clock *testingclock.FakeClock
+}
+
+// failingStore fails Bind for the pods named in fail.
+type failingStore struct {
+	*memory.Store
+	fail map[string]bool
+}
+
+func (f *failingStore) Bind(ctx context.Context, b *v1.Binding) error {
+	if f.fail[b.Name] {
+		return errors.New("injected bind failure")
+	}
+	return f.Store.Bind(ctx, b)
+}
+
+func newEnv(t *testing.T, registry fwkruntime.Registry, cfg *configv1.KubeSchedulerConfiguration, failBind ...string) *env {
+	t.Helper()
+	if registry == nil {
+		registry = plugins.NewInTreeRegistry()
+	}
+	if cfg == nil {
+		cfg = &configv1.KubeSchedulerConfiguration{}
+	}
+	config.SetDefaults(cfg, scheduler.Known(registry))
+	if errs := config.Validate(cfg, scheduler.Known(registry)); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	store := memory.NewStore(clk)
+	fail := map[string]bool{}
+	for _, n := range failBind {
+		fail[n] = true
+	}
+	sched, err := scheduler.New(context.Background(), cfg, registry, &failingStore{Store: store, fail: fail}, scheduler.WithClock(clk), scheduler.WithSeed(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.SetHandler(sched)
+	return &env{sched: sched, store: store, clock: clk}
+}
+
+func (e *env) add(t *testing.T, objs ...interface{}) {
+	t.Helper()
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *v1.Node:
+			err = e.store.AddNode(o)
+		case *v1.Pod:
+			err = e.store.AddPod(o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.store.Flush()
+}
+
+// drain schedules until activeQ is empty, finishing each binding.
+func (e *env) drain() {
+	for e.sched.TryScheduleOne(context.Background()) {
+		e.sched.WaitForBindings()
+		e.store.Flush()
+	}
+}
+
+func (e *env) pod(t *testing.T, name string) *v1.Pod {
+	t.Helper()
+	p, ok := e.store.GetPod("default", name)
+	if !ok {
+		t.Fatalf("pod %s not found", name)
+	}
+	return p
+}
+
+func condition(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == v1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func TestUnschedulablePodGetsUpstreamsMessageConditionAndEvent(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	small := func(n string) *v1.Node { return st.MakeNode().Name(n).Capacity(rl{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"}).Obj() }
+	e.add(t, small("a"), small("b"), small("c"),
+		st.MakeNode().Name("gpu-1").Capacity(rl{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Taint("gpu", "true", v1.TaintEffectNoSchedule).Obj(),
+		st.MakeNode().Name("gpu-2").Capacity(rl{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Taint("gpu", "true", v1.TaintEffectNoSchedule).Obj(),
+		st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "2"}).Obj())
+	e.drain()
+	want := "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu."
+	c := condition(e.pod(t, "p"))
+	if c == nil || c.Status != v1.ConditionFalse || c.Reason != v1.PodReasonUnschedulable || c.Message != want {
+		t.Errorf("PodScheduled condition = %+v, want False/Unschedulable/%q", c, want)
+	}
+	evs := e.store.Events()
+	if len(evs) != 1 || evs[0].Reason != "FailedScheduling" || evs[0].Type != v1.EventTypeWarning || evs[0].Message != want {
+		t.Errorf("events = %+v, want one FailedScheduling warning with the message", evs)
+	}
+}
+
+func TestScheduledPodIsBoundWithAnEvent(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.add(t, st.MakeNode().Name("n").Capacity(rl{v1.ResourceCPU: "4"}).Obj(), st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "1"}).Obj())
+	e.drain()
+	if got := e.pod(t, "p").Spec.NodeName; got != "n" {
+		t.Fatalf("pod bound to %q, want n", got)
+	}
+	evs := e.store.Events()
+	if len(evs) != 1 || evs[0].Reason != "Scheduled" || evs[0].Message != "Successfully assigned default/p to n" {
+		t.Errorf("events = %+v, want Scheduled: Successfully assigned default/p to n", evs)
+	}
+	if e.sched.Cache.IsAssumedPod(e.pod(t, "p")) {
+		t.Error("the pod is still only assumed after the world confirmed its binding")
+	}
+}
+
+func TestAPodWaitingForRoomIsScheduledWhenANodeIsAdded(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.add(t, st.MakeNode().Name("small").Capacity(rl{v1.ResourceCPU: "1"}).Obj(), st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "2"}).Obj())
+	e.drain()
+	if _, _, u := e.sched.Queue.Counts(); u != 1 {
+		t.Fatalf("unschedulablePods holds %d pods, want 1", u)
+	}
+	e.clock.Step(2 * time.Second) // past the first backoff, far before the 5-minute flush
+	e.add(t, st.MakeNode().Name("big").Capacity(rl{v1.ResourceCPU: "4"}).Obj())
+	e.drain()
+	if got := e.pod(t, "p").Spec.NodeName; got != "big" {
+		t.Errorf("pod bound to %q after the node event, want big", got)
+	}
+}
+
+func TestABindingFailureForgetsThePodAndRetriesWithBackoff(t *testing.T) {
+	e := newEnv(t, nil, nil, "p")
+	e.add(t, st.MakeNode().Name("n").Capacity(rl{v1.ResourceCPU: "4"}).Obj(), st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "3"}).Obj())
+	e.drain()
+	if got := e.pod(t, "p").Spec.NodeName; got != "" {
+		t.Fatalf("pod bound to %q despite the failure", got)
+	}
+	if ni := e.sched.Cache.Dump()["n"]; ni.Requested.MilliCPU != 0 {
+		t.Errorf("node n has %dm requested after the failed binding, want 0 (no phantom usage)", ni.Requested.MilliCPU)
+	}
+	if _, b, _ := e.sched.Queue.Counts(); b != 1 {
+		t.Errorf("backoffQ holds %d pods, want the failed pod", b)
+	}
+	c := condition(e.pod(t, "p"))
+	if c == nil || c.Reason != v1.PodReasonSchedulerError || !strings.Contains(c.Message, "injected bind failure") {
+		t.Errorf("condition = %+v, want SchedulerError with the bind error", c)
+	}
+}
+
+func TestAPodNamingAMissingNodeIsRejectedByNodeName(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.add(t, st.MakeNode().Name("a").Obj(), st.MakeNode().Name("b").Obj())
+	pod := st.MakePod().Name("p").Obj()
+	ex, err := e.sched.Explain(context.Background(), withNodeName(pod, "gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeName]."
+	if ex.FitError != want {
+		t.Errorf("message = %q, want %q", ex.FitError, want)
+	}
+	for _, n := range ex.Nodes {
+		if n.Plugin != "NodeName" {
+			t.Errorf("node %s rejected by %q, want NodeName", n.Name, n.Plugin)
+		}
+	}
+}
+
+func withNodeName(p *v1.Pod, n string) *v1.Pod { p.Spec.NodeName = n; return p }
+
+func TestNumFeasibleNodesToFind(t *testing.T) {
+	tests := []struct {
+		name       string
+		percentage int32
+		nodes      int32
+		want       int32
+	}{
+		{name: "below 100 nodes all are searched", nodes: 99, want: 99},
+		{name: "at 1000 nodes the adaptive percentage is 42%", nodes: 1000, want: 420},
+		{name: "at 5000 nodes the adaptive percentage is 10%", nodes: 5000, want: 500},
+		{name: "the adaptive percentage never goes below 5%", nodes: 10000, want: 500},
+		{name: "never fewer than 100 nodes", percentage: 1, nodes: 1000, want: 100},
+		{name: "a configured 100% searches every node", percentage: 100, nodes: 5000, want: 5000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scheduler.NumFeasibleNodesToFind(tt.percentage, tt.nodes); got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTiesAreBrokenBySeededRandomness(t *testing.T) {
+	choose := func(seed int64) []string {
+		e := newEnv(t, nil, nil)
+		for i := 0; i < 8; i++ {
+			e.add(t, st.MakeNode().Name(fmt.Sprintf("n%d", i)).Capacity(rl{v1.ResourceCPU: "100"}).Obj())
+		}
+		for i := 0; i < 8; i++ {
+			e.add(t, st.MakePod().Name(fmt.Sprintf("p%d", i)).Obj())
+		}
+		e.drain()
+		var out []string
+		for i := 0; i < 8; i++ {
+			out = append(out, e.pod(t, fmt.Sprintf("p%d", i)).Spec.NodeName)
+		}
+		return out
+	}
+	a, b := choose(1), choose(1)
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("the same seed chose %v then %v", a, b)
+	}
+}
+
+// panicky is a Filter plugin that panics on the pod named "bad".
+type panicky struct{}
+
+func (panicky) Name() string { return "Panicky" }
+func (panicky) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ *framework.NodeInfo) *framework.Status {
+	if pod.Name == "bad" {
+		panic("boom")
+	}
+	return nil
+}
+
+func TestAPanickingPluginFailsTheCycleNotTheScheduler(t *testing.T) {
+	registry := plugins.NewInTreeRegistry()
+	registry["Panicky"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return panicky{}, nil }
+	cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: &configv1.Plugins{
+		Filter: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Panicky"}}}}}}}
+	e := newEnv(t, registry, cfg)
+	e.add(t, st.MakeNode().Name("n").Obj(), st.MakePod().Name("bad").Obj())
+	e.drain()
+	c := condition(e.pod(t, "bad"))
+	if c == nil || c.Reason != v1.PodReasonSchedulerError || !strings.Contains(c.Message, "panicked") {
+		t.Errorf("condition = %+v, want a SchedulerError naming the panic", c)
+	}
+	e.add(t, st.MakePod().Name("q").Obj())
+	e.drain()
+	if got := e.pod(t, "q").Spec.NodeName; got == "" {
+		t.Error("the scheduler stopped scheduling after a plugin panic")
+	}
+}
