@@ -114,7 +114,9 @@ func condition(p *v1.Pod) *v1.PodCondition {
 
 func TestUnschedulablePodGetsUpstreamsMessageConditionAndEvent(t *testing.T) {
 	e := newEnv(t, nil, nil)
-	small := func(n string) *v1.Node { return st.MakeNode().Name(n).Capacity(rl{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"}).Obj() }
+	small := func(n string) *v1.Node {
+		return st.MakeNode().Name(n).Capacity(rl{v1.ResourceCPU: "1", v1.ResourceMemory: "1Gi"}).Obj()
+	}
 	e.add(t, small("a"), small("b"), small("c"),
 		st.MakeNode().Name("gpu-1").Capacity(rl{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Taint("gpu", "true", v1.TaintEffectNoSchedule).Obj(),
 		st.MakeNode().Name("gpu-2").Capacity(rl{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Taint("gpu", "true", v1.TaintEffectNoSchedule).Obj(),
@@ -260,7 +262,9 @@ func (panicky) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _
 
 func TestAPanickingPluginFailsTheCycleNotTheScheduler(t *testing.T) {
 	registry := plugins.NewInTreeRegistry()
-	registry["Panicky"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return panicky{}, nil }
+	registry["Panicky"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+		return panicky{}, nil
+	}
 	cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: &configv1.Plugins{
 		Filter: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Panicky"}}}}}}}
 	e := newEnv(t, registry, cfg)

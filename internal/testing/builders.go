@@ -66,7 +66,9 @@ func (p *PodWrapper) Container(requests map[v1.ResourceName]string) *PodWrapper 
 }
 
 // Req adds a container with requests (alias of Container, reads well in tables).
-func (p *PodWrapper) Req(requests map[v1.ResourceName]string) *PodWrapper { return p.Container(requests) }
+func (p *PodWrapper) Req(requests map[v1.ResourceName]string) *PodWrapper {
+	return p.Container(requests)
+}
 
 // Image adds a container with an image.
 func (p *PodWrapper) Image(image string) *PodWrapper {

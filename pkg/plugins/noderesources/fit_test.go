@@ -105,7 +105,7 @@ func TestFitScore(t *testing.T) {
 		{name: "most allocated prefers packing", strategy: &configv1.ScoringStrategy{Type: configv1.MostAllocated}, pod: pod,
 			want: map[string]int64{"idle": 25, "busy": 75}},
 		{name: "requested to capacity ratio follows the shape", pod: pod, strategy: &configv1.ScoringStrategy{
-			Type: configv1.RequestedToCapacityRatio,
+			Type:                     configv1.RequestedToCapacityRatio,
 			RequestedToCapacityRatio: &configv1.RequestedToCapacityRatioParam{Shape: []configv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: 10}}}},
 			want: map[string]int64{"idle": 25, "busy": 75}},
 		{name: "a pod without requests is scored with 100m cpu and 200Mi memory", pod: st.MakePod().Name("z").Container(nil).Obj(),
