@@ -1,0 +1,136 @@
+package simulator
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/pkg/plugins"
+)
+
+// expected is the part of an upstream answer (testdata/conformance, from
+// kube-scheduler v1.37.2's own framework) that the test reads.
+type expected struct {
+	Pod   string `json:"pod"`
+	Nodes []struct {
+		Name     string           `json:"name"`
+		Feasible bool             `json:"feasible"`
+		Plugin   string           `json:"plugin"`
+		Score    *int64           `json:"score"`
+		Scores   map[string]int64 `json:"scores"`
+	} `json:"nodes"`
+	BestNodes []string `json:"bestNodes"`
+}
+
+// explainFile runs explain on a scenario as the command does.
+func explainFile(t *testing.T, path string) *ExplainReport {
+	t.Helper()
+	c, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := FindPendingPod(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := c.Pods[:0]
+	for _, p := range c.Pods {
+		if p != pod {
+			kept = append(kept, p)
+		}
+	}
+	c.Pods = kept
+	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1, scheduler.WithPercentageOfNodesToScore(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := w.Explain(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestExplainAgreesWithUpstream holds explain to upstream's answers on the
+// conformance scenarios, for every decision this build's plugins make:
+// a node upstream rejects with one of our plugins is rejected by the same
+// plugin, a node upstream finds feasible is feasible, and every plugin
+// score we compute equals upstream's. Nodes decided by plugins this build
+// does not have yet (InterPodAffinity, PodTopologySpread, ...) are counted
+// and logged, not failed.
+func TestExplainAgreesWithUpstream(t *testing.T) {
+	registry := plugins.NewInTreeRegistry()
+	files, err := filepath.Glob("testdata/conformance/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	var checked, skipped, scores int
+	missing := map[string]int{}
+	for _, f := range files {
+		id := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(id, func(t *testing.T) {
+			raw, err := os.ReadFile(strings.TrimSuffix(f, ".yaml") + ".expected.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want expected
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			got := explainFile(t, f)
+			if got.Pod != want.Pod {
+				t.Fatalf("explained %s, upstream explained %s", got.Pod, want.Pod)
+			}
+			byName := map[string]ExplainNode{}
+			for _, n := range got.Nodes {
+				byName[n.Name] = n
+			}
+			for _, w := range want.Nodes {
+				g, ok := byName[w.Name]
+				if !ok {
+					t.Errorf("node %s missing from explain", w.Name)
+					continue
+				}
+				if !w.Feasible {
+					if _, have := registry[strings.Split(w.Plugin, ",")[0]]; !have {
+						missing[w.Plugin]++
+						skipped++
+						continue
+					}
+					checked++
+					if g.Feasible || g.Plugin != w.Plugin {
+						t.Errorf("node %s: upstream rejects with %s, explain says feasible=%v plugin=%q %v", w.Name, w.Plugin, g.Feasible, g.Plugin, g.Reasons)
+					}
+					continue
+				}
+				checked++
+				if !g.Feasible {
+					t.Errorf("node %s: upstream finds it feasible, explain rejects with %s %v", w.Name, g.Plugin, g.Reasons)
+					continue
+				}
+				for p, s := range g.Scores {
+					scores++
+					if ws, ok := w.Scores[p]; !ok || ws != s {
+						t.Errorf("node %s: %s scores %d, upstream %d (present %v)", w.Name, p, s, ws, ok)
+					}
+				}
+			}
+		})
+	}
+	var m []string
+	for k, v := range missing {
+		m = append(m, k+"="+itoa(v))
+	}
+	sort.Strings(m)
+	t.Logf("checked %d node verdicts and %d plugin scores against upstream; %d verdicts belong to plugins not built yet: %s", checked, scores, skipped, strings.Join(m, " "))
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}

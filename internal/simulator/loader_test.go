@@ -1,0 +1,185 @@
+package simulator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+func write(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const goodNode = `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+`
+
+func TestLoadReportsBadInputWithFileDocumentAndField(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		want    []string
+	}{
+		{name: "malformed YAML names the document", content: goodNode + "---\nkind: Pod\n  metadata: [\n",
+			want: []string{"document 2", "malformed YAML"}},
+		{name: "an object without a name names metadata.name", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata:\n  namespace: x\n",
+			want: []string{"document 2", "(Pod)", "metadata.name: Required value"}},
+		{name: "an unparseable quantity names its field", content: goodNode + `---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources:
+      requests: {cpu: "two"}
+`, want: []string{"document 2", "Pod p", "spec.containers[0].resources.requests.cpu", `"two"`}},
+		{name: "a node's bad capacity names its field", content: strings.Replace(goodNode, `memory: 8Gi`, `memory: 8GB!`, 1),
+			want: []string{"document 1", "Node n1", "status.capacity.memory"}},
+		{name: "an unknown field is an error, not ignored", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelecter: {a: b}\n",
+			want: []string{"document 2", "Pod p", `unknown field "spec.nodeSelecter"`}},
+		{name: "a missing kind is an error", content: "apiVersion: v1\nmetadata: {name: x}\n", want: []string{"document 1", "kind: Required value"}},
+		{name: "a pod naming a missing PriorityClass is refused as admission would", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: gold\n  containers: [{name: c, image: x}]\n",
+			want: []string{"Pod default/p", "no PriorityClass with name gold was found"}},
+		{name: "the same pod twice is refused", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+			want: []string{"default/p", "duplicate"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := write(t, "bad.yaml", tt.content)
+			_, err := Load([]string{path})
+			if err == nil {
+				t.Fatal("no error, want one")
+			}
+			for _, w := range append(tt.want, path) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadReadsListsFoldersAndDefaults(t *testing.T) {
+	dir := t.TempDir()
+	list := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1}
+  status:
+    capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p}
+  spec:
+    hostNetwork: true
+    containers:
+    - name: c
+      image: x
+      ports: [{containerPort: 8080}]
+      resources:
+        limits: {cpu: "1", memory: 1Gi}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: cm}
+`
+	prio := `apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: base}
+value: 50
+globalDefault: true
+`
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(list), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.yml"), []byte(prio), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a manifest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Nodes) != 1 || len(c.Pods) != 1 || c.Skipped["ConfigMap"] != 1 {
+		t.Fatalf("loaded %d nodes, %d pods, skipped %v; want 1, 1, ConfigMap:1", len(c.Nodes), len(c.Pods), c.Skipped)
+	}
+	n, p := c.Nodes[0], c.Pods[0]
+	if _, ok := n.Status.Allocatable[v1.ResourceCPU]; !ok {
+		t.Error("node allocatable was not defaulted from capacity")
+	}
+	ctr := p.Spec.Containers[0]
+	if q := ctr.Resources.Requests[v1.ResourceCPU]; q.String() != "1" {
+		t.Errorf("cpu request = %v, want defaulted from the limit to 1", q.String())
+	}
+	if port := ctr.Ports[0]; port.Protocol != v1.ProtocolTCP || port.HostPort != 8080 {
+		t.Errorf("port = %+v, want TCP and hostPort 8080 (hostNetwork)", port)
+	}
+	if p.Namespace != "default" || p.Spec.SchedulerName != v1.DefaultSchedulerName {
+		t.Errorf("namespace %q, schedulerName %q; want default and default-scheduler", p.Namespace, p.Spec.SchedulerName)
+	}
+	if p.Spec.Priority == nil || *p.Spec.Priority != 50 || p.Spec.PriorityClassName != "base" {
+		t.Errorf("priority = %v (%q), want 50 from the global default class", p.Spec.Priority, p.Spec.PriorityClassName)
+	}
+}
+
+func TestInvariantCheckCatchesOvercommitAndTaints(t *testing.T) {
+	path := write(t, "c.yaml", `apiVersion: v1
+kind: Node
+metadata: {name: small}
+spec:
+  taints: [{key: dedicated, value: db, effect: NoSchedule}]
+status:
+  capacity: {cpu: "1", memory: 1Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {cpu: "2"}}}]
+`)
+	c, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorld(context.Background(), c, defaultConfig(t), nil, 1)
+	if err == nil {
+		t.Fatal("a world without plugins was built")
+	}
+	w, err = NewWorld(context.Background(), c, defaultConfig(t), pluginsRegistry(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bypass the scheduler: bind as a buggy scheduler would.
+	if err := w.Store.Bind(context.Background(), &v1.Binding{ObjectMeta: c.Pods[0].ObjectMeta, Target: v1.ObjectReference{Name: "small"}}); err != nil {
+		t.Fatal(err)
+	}
+	errs := w.CheckInvariants()
+	var all []string
+	for _, e := range errs {
+		all = append(all, e.Error())
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range []string{"cpu requested 2000m > allocatable 1000m", "untolerated taint dedicated=db:NoSchedule"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("invariant errors %q miss %q", joined, want)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+// Package clustergen generates realistic clusters as Kubernetes objects,
+// deterministically from a seed: zones, node pools of a few shapes, a
+// tainted GPU pool, a spot pool, priority classes, and apps whose pods use
+// requests, priorities, selectors, node affinity, tolerations and host ports.
+// The bundled example and the large benchmarks come from here.
+package clustergen
+
+import (
+	"fmt"
+	"math/rand"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Options size the cluster.
+type Options struct {
+	Nodes int
+	Pods  int
+	// RunningFraction of the pods are already bound (spec.nodeName set).
+	RunningFraction float64
+	Seed            int64
+	// Zones, default 3.
+	Zones int
+}
+
+type shape struct {
+	pool, instance string
+	cpu, memory    string
+	gpus           int
+	taint          *v1.Taint
+	weight         int
+}
+
+var shapes = []shape{
+	{pool: "general", instance: "m6i.2xlarge", cpu: "8", memory: "32Gi", weight: 5},
+	{pool: "compute", instance: "c6i.8xlarge", cpu: "32", memory: "64Gi", weight: 3},
+	{pool: "memory", instance: "r6i.4xlarge", cpu: "16", memory: "128Gi", weight: 2},
+	{pool: "spot", instance: "m6i.4xlarge", cpu: "16", memory: "64Gi", weight: 1, taint: &v1.Taint{Key: "lifecycle", Value: "spot", Effect: v1.TaintEffectPreferNoSchedule}},
+	{pool: "gpu", instance: "g5.4xlarge", cpu: "16", memory: "64Gi", gpus: 4, weight: 1, taint: &v1.Taint{Key: "nvidia.com/gpu", Value: "present", Effect: v1.TaintEffectNoSchedule}},
+}
+
+type app struct {
+	name, namespace, priorityClass string
+	cpu, memory                    string
+	gpus                           int
+	weight                         int
+	mutate                         func(p *v1.Pod, r *rand.Rand)
+}
+
+func required(key string, values ...string) *v1.NodeSelector {
+	return &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}}}}}
+}
+
+func preferred(weight int32, key string, values ...string) []v1.PreferredSchedulingTerm {
+	return []v1.PreferredSchedulingTerm{{Weight: weight, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}}}}}
+}
+
+var apps = []app{
+	{name: "web", namespace: "prod", priorityClass: "high", cpu: "250m", memory: "256Mi", weight: 6, mutate: func(p *v1.Pod, _ *rand.Rand) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: preferred(50, "pool", "general")}}
+	}},
+	{name: "api", namespace: "prod", priorityClass: "high", cpu: "500m", memory: "1Gi", weight: 5, mutate: func(p *v1.Pod, _ *rand.Rand) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required("pool", "general", "compute")}}
+	}},
+	{name: "cache", namespace: "prod", priorityClass: "high", cpu: "500m", memory: "8Gi", weight: 2, mutate: func(p *v1.Pod, _ *rand.Rand) {
+		p.Spec.NodeSelector = map[string]string{"pool": "memory"}
+	}},
+	{name: "ingress", namespace: "prod", priorityClass: "critical", cpu: "200m", memory: "128Mi", weight: 1, mutate: func(p *v1.Pod, _ *rand.Rand) {
+		p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 8443, HostPort: 8443, Protocol: v1.ProtocolTCP}}
+	}},
+	{name: "worker", namespace: "batch", priorityClass: "batch", cpu: "1", memory: "2Gi", weight: 4, mutate: func(p *v1.Pod, _ *rand.Rand) {
+		p.Spec.Tolerations = []v1.Toleration{{Key: "lifecycle", Operator: v1.TolerationOpEqual, Value: "spot", Effect: v1.TaintEffectPreferNoSchedule}}
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: preferred(80, "pool", "spot", "compute")}}
+	}},
+	{name: "staging-web", namespace: "staging", priorityClass: "", cpu: "100m", memory: "128Mi", weight: 3, mutate: func(p *v1.Pod, r *rand.Rand) {
+		if r.Intn(3) == 0 {
+			p.Spec.Containers[0].Resources = v1.ResourceRequirements{} // best effort
+		}
+	}},
+	{name: "trainer", namespace: "ml", priorityClass: "batch", cpu: "3", memory: "16Gi", gpus: 2, weight: 1, mutate: func(p *v1.Pod, _ *rand.Rand) {
+		p.Spec.Tolerations = []v1.Toleration{{Key: "nvidia.com/gpu", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+	}},
+	{name: "inference", namespace: "ml", priorityClass: "high", cpu: "2", memory: "8Gi", gpus: 1, weight: 1, mutate: func(p *v1.Pod, _ *rand.Rand) {
+		p.Spec.Tolerations = []v1.Toleration{{Key: "nvidia.com/gpu", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required("pool", "gpu")}}
+	}},
+}
+
+const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+func suffix(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[r.Intn(len(alphabet))]
+	}
+	return string(b)
+}
+
+func pick[T any](r *rand.Rand, items []T, weight func(T) int) T {
+	total := 0
+	for _, it := range items {
+		total += weight(it)
+	}
+	n := r.Intn(total)
+	for _, it := range items {
+		if n < weight(it) {
+			return it
+		}
+		n -= weight(it)
+	}
+	return items[len(items)-1]
+}
+
+// Generate returns the objects: PriorityClasses, Namespaces, Nodes, then Pods.
+func Generate(o Options) []runtime.Object {
+	if o.Zones == 0 {
+		o.Zones = 3
+	}
+	r := rand.New(rand.NewSource(o.Seed))
+	var objs []runtime.Object
+	for _, pc := range []struct {
+		name  string
+		value int32
+		def   bool
+	}{{"critical", 1000000, false}, {"high", 10000, false}, {"default", 1000, true}, {"batch", 100, false}} {
+		objs = append(objs, &schedulingv1.PriorityClass{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+			ObjectMeta: metav1.ObjectMeta{Name: pc.name}, Value: pc.value, GlobalDefault: pc.def})
+	}
+	for _, ns := range []string{"prod", "staging", "batch", "ml"} {
+		objs = append(objs, &v1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns, "team": ns}}})
+	}
+	var nodes []*v1.Node
+	for i := 0; i < o.Nodes; i++ {
+		s := shapes[i%len(shapes)]
+		if i >= len(shapes) {
+			s = pick(r, shapes, func(s shape) int { return s.weight })
+		}
+		zone := fmt.Sprintf("eu-west-1%c", 'a'+rune(i%o.Zones))
+		name := fmt.Sprintf("%s-%c-%s", s.pool, 'a'+rune(i%o.Zones), suffix(r, 5))
+		capacity := v1.ResourceList{
+			v1.ResourceCPU:              resource.MustParse(s.cpu),
+			v1.ResourceMemory:           resource.MustParse(s.memory),
+			v1.ResourcePods:             resource.MustParse("110"),
+			v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		}
+		if s.gpus > 0 {
+			capacity["nvidia.com/gpu"] = *resource.NewQuantity(int64(s.gpus), resource.DecimalSI)
+		}
+		alloc := capacity.DeepCopy()
+		cpu := alloc[v1.ResourceCPU]
+		cpu.Sub(resource.MustParse("110m"))
+		alloc[v1.ResourceCPU] = cpu
+		mem := alloc[v1.ResourceMemory]
+		mem.Sub(resource.MustParse("1Gi"))
+		alloc[v1.ResourceMemory] = mem
+		n := &v1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+				v1.LabelHostname: name, v1.LabelTopologyZone: zone, v1.LabelTopologyRegion: "eu-west-1",
+				v1.LabelInstanceTypeStable: s.instance, "pool": s.pool, v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64",
+			}},
+			Status: v1.NodeStatus{Capacity: capacity, Allocatable: alloc,
+				Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
+		}
+		if s.taint != nil {
+			n.Spec.Taints = []v1.Taint{*s.taint}
+		}
+		if i == 7 {
+			n.Spec.Unschedulable = true // one cordoned node
+			n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule})
+		}
+		nodes = append(nodes, n)
+		objs = append(objs, n)
+	}
+	running := int(float64(o.Pods) * o.RunningFraction)
+	used := make([]v1.ResourceList, len(nodes))
+	for i := 0; i < o.Pods; i++ {
+		a := pick(r, apps, func(a app) int { return a.weight })
+		name := fmt.Sprintf("%s-%s-%s", a.name, suffix(r, 8), suffix(r, 5))
+		req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(a.cpu), v1.ResourceMemory: resource.MustParse(a.memory)}
+		lim := v1.ResourceList{v1.ResourceMemory: resource.MustParse(a.memory)}
+		if a.gpus > 0 {
+			q := *resource.NewQuantity(int64(a.gpus), resource.DecimalSI)
+			req["nvidia.com/gpu"], lim["nvidia.com/gpu"] = q, q
+		}
+		p := &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.namespace, Labels: map[string]string{"app": a.name}},
+			Spec: v1.PodSpec{PriorityClassName: a.priorityClass, Containers: []v1.Container{{
+				Name: a.name, Image: "registry.example.com/" + a.name + ":1.0",
+				Resources: v1.ResourceRequirements{Requests: req, Limits: lim}}}},
+		}
+		if a.mutate != nil {
+			a.mutate(p, r)
+		}
+		if i < running {
+			placeRunning(p, nodes, used, r)
+		}
+		objs = append(objs, p)
+	}
+	return objs
+}
+
+// placeRunning binds a pod to a random node with room, as if it had been
+// scheduled earlier (ignoring affinity, like a cluster that changed since).
+func placeRunning(p *v1.Pod, nodes []*v1.Node, used []v1.ResourceList, r *rand.Rand) {
+	req := p.Spec.Containers[0].Resources.Requests
+	for try := 0; try < 20; try++ {
+		i := r.Intn(len(nodes))
+		n := nodes[i]
+		if len(n.Spec.Taints) > 0 && p.Spec.Tolerations == nil {
+			continue
+		}
+		if _, ok := req["nvidia.com/gpu"]; ok && n.Labels["pool"] != "gpu" {
+			continue
+		}
+		if used[i] == nil {
+			used[i] = v1.ResourceList{}
+		}
+		fits := true
+		for k, q := range req {
+			u := used[i][k].DeepCopy()
+			u.Add(q)
+			if a, ok := n.Status.Allocatable[k]; !ok || u.Cmp(a) > 0 {
+				fits = false
+			}
+		}
+		if !fits {
+			continue
+		}
+		for k, q := range req {
+			u := used[i][k].DeepCopy()
+			u.Add(q)
+			used[i][k] = u
+		}
+		p.Spec.NodeName = n.Name
+		p.Status.Phase = v1.PodRunning
+		return
+	}
+}
