@@ -3,6 +3,7 @@
 package options
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -117,7 +118,11 @@ func (o *Options) Config(registry runtime.Registry) (*schedconfig.Config, error)
 		if o.ConfigFile != "" {
 			where = o.ConfigFile
 		}
-		return nil, fmt.Errorf("%s: invalid KubeSchedulerConfiguration: %w", where, errs.ToAggregate())
+		msg := fmt.Sprintf("%s: invalid KubeSchedulerConfiguration (%d error(s)):", where, len(errs))
+		for _, e := range errs {
+			msg += "\n  " + e.Error()
+		}
+		return nil, errors.New(msg)
 	}
 	return &schedconfig.Config{ComponentConfig: cfg, Registry: registry, Seed: o.Seed}, nil
 }

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := newCommand(streams{&out, &errOut})
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	code = Run(context.Background(), cmd, args)
+	return code, out.String(), errOut.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const scenario = "../../../internal/simulator/testdata/conformance/033.yaml"
+
+func TestCommands(t *testing.T) {
+	badConfig := writeFile(t, "bad.yaml", `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    score:
+      enabled:
+      - name: NodeAffinity
+      - name: TaintToleration
+        weight: -1
+`)
+	unknownField := writeFile(t, "typo.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodeToScore: 50\n")
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOut    []string
+		wantStderr []string
+	}{
+		{name: "version prints the version", args: []string{"version"}, wantOut: []string{"kubesched v"}},
+		{name: "simulate prints a table with a summary", args: []string{"simulate", "-f", "../../../examples/cluster.yaml"},
+			wantOut: []string{"POD", "NODE", "scheduled,", "unschedulable,"}},
+		{name: "simulate without -f fails and says why", args: []string{"simulate"}, wantCode: 1,
+			wantStderr: []string{"-f/--filename: at least one manifest"}},
+		{name: "an unknown output format fails", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "-o", "xml"}, wantCode: 1,
+			wantStderr: []string{`-o/--output: "xml" is not one of`}},
+		{name: "a bad config fails with the field path", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--config", badConfig}, wantCode: 1,
+			wantStderr: []string{"profiles[0].plugins.score.enabled[1].weight: Invalid value: -1"}},
+		{name: "an unknown config field fails", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--config", unknownField}, wantCode: 1,
+			wantStderr: []string{`unknown field "percentageOfNodeToScore"`}},
+		{name: "explain prints the JSON schema", args: []string{"explain", "-f", scenario, "-o", "json"},
+			wantOut: []string{`"pod": "default/inference-new-pbxn4s8mh9-jcwmv"`, `"feasibleCount": 2`, `"bestNodes"`}},
+		{name: "explain prints a table for people", args: []string{"explain", "-f", scenario},
+			wantOut: []string{"2/5 nodes feasible", "REJECTED BY", "NodeAffinity"}},
+		{name: "the root command says the cluster mode is not there yet", args: []string{}, wantCode: 1,
+			wantStderr: []string{"not implemented yet"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := run(t, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d (stderr: %s)", code, tt.wantCode, errOut)
+			}
+			for _, w := range tt.wantOut {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout does not contain %q:\n%s", w, truncate(out))
+				}
+			}
+			for _, w := range tt.wantStderr {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr does not contain %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+}
+
+func truncate(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
+}
