@@ -2,6 +2,7 @@ package queue
 
 import (
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,6 +13,9 @@ import (
 // Nominator remembers which pods are nominated to which nodes (by
 // preemption), so other pods' Filter accounts for them.
 type Nominator struct {
+	// count mirrors len(byPod) so the hot path can skip the lock when no
+	// pod is nominated anywhere (the common case).
+	count  atomic.Int64
 	lock   sync.RWMutex
 	byNode map[string][]*framework.PodInfo
 	byPod  map[types.UID]string
@@ -35,6 +39,7 @@ func (n *Nominator) AddNominatedPod(pi *framework.PodInfo, node string) {
 	}
 	n.byPod[pi.Pod.UID] = node
 	n.byNode[node] = append(n.byNode[node], pi)
+	n.count.Store(int64(len(n.byPod)))
 }
 
 // DeleteNominatedPodIfExists clears a pod's nomination.
@@ -60,18 +65,18 @@ func (n *Nominator) deleteLocked(pod *v1.Pod) {
 		delete(n.byNode, node)
 	}
 	delete(n.byPod, pod.UID)
+	n.count.Store(int64(len(n.byPod)))
 }
 
 // NominatedPodsForNode returns the pods nominated to node.
 func (n *Nominator) NominatedPodsForNode(node string) []*framework.PodInfo {
+	if n.count.Load() == 0 {
+		return nil
+	}
 	n.lock.RLock()
 	defer n.lock.RUnlock()
 	return append([]*framework.PodInfo(nil), n.byNode[node]...)
 }
 
 // HasNominatedPods is true when any pod is nominated anywhere.
-func (n *Nominator) HasNominatedPods() bool {
-	n.lock.RLock()
-	defer n.lock.RUnlock()
-	return len(n.byPod) > 0
-}
+func (n *Nominator) HasNominatedPods() bool { return n.count.Load() > 0 }

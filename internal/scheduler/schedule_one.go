@@ -217,8 +217,8 @@ func (s *Scheduler) SchedulePod(ctx context.Context, fwk *runtime.Framework, sta
 // findNodesThatFitPod runs PreFilter, then Filter over the nodes (or the
 // ones PreFilter restricted to).
 func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
-	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
 	all, _ := s.snapshot.List()
+	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
 	pfr, st, rejectors := fwk.RunPreFilterPlugins(ctx, state, pod, all)
 	if rejectors != nil {
 		diagnosis.UnschedulablePlugins = rejectors

@@ -107,9 +107,14 @@ type NodeToStatus struct {
 	AbsentNodesStatus *Status
 }
 
-// NewNodeToStatus returns an empty map whose absent nodes are UnschedulableAndUnresolvable.
-func NewNodeToStatus() *NodeToStatus {
-	return &NodeToStatus{m: map[string]*Status{}, AbsentNodesStatus: NewStatus(UnschedulableAndUnresolvable)}
+// NewNodeToStatus returns an empty map whose absent nodes are
+// UnschedulableAndUnresolvable; size is a capacity hint.
+func NewNodeToStatus(size ...int) *NodeToStatus {
+	n := 0
+	if len(size) > 0 {
+		n = size[0]
+	}
+	return &NodeToStatus{m: make(map[string]*Status, n), AbsentNodesStatus: NewStatus(UnschedulableAndUnresolvable)}
 }
 
 // Set records a node's status.

@@ -2,6 +2,8 @@ package app
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -15,6 +17,7 @@ import (
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "simulate -f PATH [-f PATH ...] [--config FILE] [--seed N] [-o table|json|yaml]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
@@ -45,15 +48,37 @@ The same input and seed give the same output, byte for byte.`,
 				}
 				fmt.Fprintf(s.errOut, "left pending: %s\n", describeCounts(names, "pod(s) for scheduler %q"))
 			}
+			stop, err := startProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
 			w.Run(cmd.Context())
+			stop()
 			return w.Report().Write(s.out, opts.Output)
 		},
 	}
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json", "yaml")
+	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the scheduling run to this file.")
 	addFlagSets(cmd, fss)
 	return cmd
+}
+
+// startProfile starts a CPU profile when path is set; stop ends it.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func reportSkipped(s streams, c *simulator.Cluster) {

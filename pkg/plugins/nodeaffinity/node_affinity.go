@@ -78,7 +78,7 @@ func New(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.P
 func (*NodeAffinity) Name() string { return Name }
 
 type preFilterState struct {
-	required nodeaffinity.RequiredNodeAffinity
+	required requiredMatcher
 }
 
 func (s *preFilterState) Clone() framework.StateData { return s }
@@ -100,7 +100,7 @@ func (pl *NodeAffinity) PreFilter(_ context.Context, state *framework.CycleState
 	if noRequired && pl.addedNodeSelector == nil && pod.Spec.NodeSelector == nil {
 		return nil, framework.NewStatus(framework.Skip)
 	}
-	state.Write(preFilterStateKey, &preFilterState{required: nodeaffinity.GetRequiredNodeAffinity(pod)})
+	state.Write(preFilterStateKey, &preFilterState{required: compileRequired(pod)})
 	terms := requiredTerms(pod)
 	if len(terms) == 0 {
 		return nil, nil
@@ -142,14 +142,15 @@ func (pl *NodeAffinity) Filter(_ context.Context, state *framework.CycleState, p
 	if pl.addedNodeSelector != nil && !pl.addedNodeSelector.Match(node) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonEnforced)
 	}
-	var required nodeaffinity.RequiredNodeAffinity
+	var required *requiredMatcher
 	if s, err := state.Read(preFilterStateKey); err == nil {
-		required = s.(*preFilterState).required
+		required = &s.(*preFilterState).required
 	} else {
-		required = nodeaffinity.GetRequiredNodeAffinity(pod)
+		m := compileRequired(pod)
+		required = &m
 	}
-	// Parse errors of the pod's terms count as no match, as upstream.
-	if match, _ := required.Match(node); !match {
+	// Terms that do not parse match no node, as upstream.
+	if !required.Match(node) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonPod)
 	}
 	return nil

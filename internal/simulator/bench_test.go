@@ -1,0 +1,45 @@
+package simulator
+
+import (
+	"context"
+
+	"fmt"
+	v1 "k8s.io/api/core/v1"
+	"testing"
+
+	"github.com/kubesched/kubesched/internal/testing/clustergen"
+	"github.com/kubesched/kubesched/pkg/plugins"
+)
+
+// BenchmarkSimulate measures end-to-end scheduling throughput (pods/s) of
+// the core on generated clusters, all pods pending.
+func BenchmarkSimulate(b *testing.B) {
+	for _, size := range []struct{ nodes, pods int }{{100, 1000}, {1000, 2000}, {5000, 2000}} {
+		b.Run(fmt.Sprintf("nodes=%d/pods=%d", size.nodes, size.pods), func(b *testing.B) {
+			c := clusterFromObjects(b, clustergen.Options{Nodes: size.nodes, Pods: size.pods, Seed: 1})
+			cfg := defaultConfig(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				cc := *c
+				cc.Pods = clonePods(c)
+				w, err := NewWorld(context.Background(), &cc, cfg, plugins.NewInTreeRegistry(), 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				w.Run(context.Background())
+			}
+			b.ReportMetric(float64(size.pods)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+		})
+	}
+}
+
+func clonePods(c *Cluster) []*v1.Pod {
+	out := make([]*v1.Pod, len(c.Pods))
+	for i, p := range c.Pods {
+		out[i] = p.DeepCopy()
+	}
+	return out
+}
