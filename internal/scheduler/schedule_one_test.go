@@ -43,6 +43,16 @@ func (f *failingStore) Bind(ctx context.Context, b *v1.Binding) error {
 	return f.Store.Bind(ctx, b)
 }
 
+// tryEnv builds a scheduler and returns New's error.
+func tryEnv(registry fwkruntime.Registry, cfg *configv1.KubeSchedulerConfiguration) (*scheduler.Scheduler, error) {
+	config.SetDefaults(cfg, scheduler.Known(registry))
+	if errs := config.Validate(cfg, scheduler.Known(registry)); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return scheduler.New(context.Background(), cfg, registry, memory.NewStore(clk), scheduler.WithClock(clk))
+}
+
 func newEnv(t *testing.T, registry fwkruntime.Registry, cfg *configv1.KubeSchedulerConfiguration, failBind ...string) *env {
 	t.Helper()
 	if registry == nil {

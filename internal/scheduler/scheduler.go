@@ -28,6 +28,8 @@ import (
 // queue's nominator.
 type lazyNominator struct{ n *queue.Nominator }
 
+func (l *lazyNominator) HasNominatedPods() bool { return l.n != nil && l.n.HasNominatedPods() }
+
 func (l *lazyNominator) NominatedPodsForNode(node string) []*framework.PodInfo {
 	if l.n == nil {
 		return nil

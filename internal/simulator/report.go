@@ -78,6 +78,13 @@ func (w *World) Report() *Report {
 					res.Message = c.Message
 				}
 			}
+			if res.Message == "" && len(cur.Spec.SchedulingGates) > 0 {
+				gates := make([]string, 0, len(cur.Spec.SchedulingGates))
+				for _, g := range cur.Spec.SchedulingGates {
+					gates = append(gates, g.Name)
+				}
+				res.Message = fmt.Sprintf("waiting for scheduling gates: %v", gates)
+			}
 		}
 		r.Pods = append(r.Pods, res)
 	}

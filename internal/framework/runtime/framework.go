@@ -39,6 +39,7 @@ type Options struct {
 	Clock         clock.WithTickerAndDelayedExecution
 	// Nominator, if set, lets Filter account for pods nominated to a node.
 	Nominator interface {
+		HasNominatedPods() bool
 		NominatedPodsForNode(node string) []*framework.PodInfo
 	}
 }
@@ -465,7 +466,7 @@ func (f *Framework) runFilter(ctx context.Context, pl framework.FilterPlugin, st
 // there (they must still fit), once without them (pod affinity may need
 // them absent to pass); both must pass.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, info *framework.NodeInfo) *framework.Status {
-	if f.opts.Nominator == nil {
+	if f.opts.Nominator == nil || !f.opts.Nominator.HasNominatedPods() {
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
 	nominated := f.opts.Nominator.NominatedPodsForNode(info.NodeName())

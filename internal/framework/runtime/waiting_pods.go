@@ -62,8 +62,10 @@ func newWaitingPod(clk clock.WithTickerAndDelayedExecution, pod *v1.Pod, plugins
 	defer wp.mu.Unlock()
 	for name, d := range plugins {
 		name := name
+		// Reject in a goroutine of its own: a fake clock runs AfterFunc
+		// callbacks under its lock, and Reject stops the other timers.
 		wp.pending[name] = clk.AfterFunc(d, func() {
-			wp.Reject(name, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, name))
+			go wp.Reject(name, fmt.Sprintf("rejected due to timeout after waiting %v at plugin %v", d, name))
 		})
 	}
 	return wp
