@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -84,12 +83,7 @@ func toReport(ex *scheduler.Explanation) *ExplainReport {
 func (r *ExplainReport) Write(out io.Writer, format string) error {
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(append(b, '\n'))
-		return err
+		return writeJSON(out, r)
 	case "table", "":
 	default:
 		return fmt.Errorf("unknown output format %q: want table or json", format)

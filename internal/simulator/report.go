@@ -139,12 +139,7 @@ func quantities(r *framework.Resource, withPods bool) map[string]string {
 func (r *Report) Write(out io.Writer, format string) error {
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(append(b, '\n'))
-		return err
+		return writeJSON(out, r)
 	case "yaml":
 		b, err := yaml.Marshal(r)
 		if err != nil {
@@ -189,4 +184,14 @@ func pct(used, total int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d%%", used*100/total)
+}
+
+// writeJSON writes v indented, with a final newline.
+func writeJSON(out io.Writer, v interface{}) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(append(b, '\n'))
+	return err
 }

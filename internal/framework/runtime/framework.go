@@ -276,45 +276,38 @@ func (f *Framework) QueueSortName() string { return f.queueSort[0].Name() }
 // Plugin returns an instantiated plugin by name.
 func (f *Framework) Plugin(name string) framework.Plugin { return f.plugins[name] }
 
-// ListPlugins returns the plugin names per extension point, in run order.
+// ListPlugins returns the plugin names per extension point, in run order;
+// score plugins carry their weight, e.g. "NodeAffinity(2)".
 func (f *Framework) ListPlugins() map[string][]string {
 	out := map[string][]string{}
-	add := func(point string, pl framework.Plugin) { out[point] = append(out[point], pl.Name()) }
-	for _, p := range f.preEnqueue {
-		add("PreEnqueue", p)
+	put := func(point string, names []string) {
+		if len(names) > 0 {
+			out[point] = names
+		}
 	}
-	for _, p := range f.queueSort {
-		add("QueueSort", p)
-	}
-	for _, p := range f.preFilter {
-		add("PreFilter", p)
-	}
-	for _, p := range f.filter {
-		add("Filter", p)
-	}
-	for _, p := range f.postFilter {
-		add("PostFilter", p)
-	}
-	for _, p := range f.preScore {
-		add("PreScore", p)
-	}
+	put("PreEnqueue", namesOf(f.preEnqueue))
+	put("QueueSort", namesOf(f.queueSort))
+	put("PreFilter", namesOf(f.preFilter))
+	put("Filter", namesOf(f.filter))
+	put("PostFilter", namesOf(f.postFilter))
+	put("PreScore", namesOf(f.preScore))
+	var scores []string
 	for _, p := range f.score {
-		out["Score"] = append(out["Score"], fmt.Sprintf("%s(%d)", p.Name(), p.weight))
+		scores = append(scores, fmt.Sprintf("%s(%d)", p.Name(), p.weight))
 	}
-	for _, p := range f.reserve {
-		add("Reserve", p)
-	}
-	for _, p := range f.permit {
-		add("Permit", p)
-	}
-	for _, p := range f.preBind {
-		add("PreBind", p)
-	}
-	for _, p := range f.bind {
-		add("Bind", p)
-	}
-	for _, p := range f.postBind {
-		add("PostBind", p)
+	put("Score", scores)
+	put("Reserve", namesOf(f.reserve))
+	put("Permit", namesOf(f.permit))
+	put("PreBind", namesOf(f.preBind))
+	put("Bind", namesOf(f.bind))
+	put("PostBind", namesOf(f.postBind))
+	return out
+}
+
+func namesOf[T framework.Plugin](list []T) []string {
+	out := make([]string, 0, len(list))
+	for _, p := range list {
+		out = append(out, p.Name())
 	}
 	return out
 }
@@ -688,23 +681,8 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state *framework.Cyc
 	}
 }
 
-// ScorePluginNames lists the Score plugins in order, for reports.
-func (f *Framework) ScorePluginNames() []string {
-	out := make([]string, 0, len(f.score))
-	for _, p := range f.score {
-		out = append(out, p.Name())
-	}
-	return out
-}
-
 // FilterPluginNames lists the Filter plugins in order.
-func (f *Framework) FilterPluginNames() []string {
-	out := make([]string, 0, len(f.filter))
-	for _, p := range f.filter {
-		out = append(out, p.Name())
-	}
-	return out
-}
+func (f *Framework) FilterPluginNames() []string { return namesOf(f.filter) }
 
 func podPriority(pod *v1.Pod) int32 {
 	if pod.Spec.Priority != nil {
