@@ -416,7 +416,7 @@ func (c *Cache) imageSummaries(node *v1.Node) map[string]*framework.ImageStateSu
 	return out
 }
 
-// sortedZones groups node names by zone label, for the snapshot's order.
+// zoneOf keys a node by region and zone, for the snapshot's order.
 func zoneOf(n *v1.Node) string {
 	if z, ok := n.Labels[v1.LabelTopologyZone]; ok {
 		return n.Labels[v1.LabelTopologyRegion] + ":\x00:" + z

@@ -78,7 +78,7 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 	}
 	state := framework.NewCycleState()
 	cycle := s.Queue.SchedulingCycle()
-	assumed, result, st := s.schedulingCycle(ctx, state, fwk, pInfo)
+	assumed, result, st := s.safeSchedulingCycle(ctx, state, fwk, pInfo)
 	if !st.IsSuccess() {
 		s.handleSchedulingFailure(ctx, fwk, pInfo, st, result.nominatingInfo, cycle)
 		return
@@ -88,6 +88,22 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		defer s.bindings.Done()
 		s.bindingCycle(ctx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
 	}()
+}
+
+// safeSchedulingCycle turns a panic in the cycle (a plugin's, or ours on a
+// malformed pod) into an Error status: that pod fails and backs off, the
+// scheduler goes on. If the pod was assumed before the panic, it is forgotten.
+func (s *Scheduler) safeSchedulingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo) (assumed *v1.Pod, res cycleResult, st *framework.Status) {
+	defer func() {
+		if r := recover(); r != nil {
+			if p, ok := s.Cache.GetPod(pInfo.Pod); ok && s.Cache.IsAssumedPod(p) {
+				s.forget(ctx, p)
+			}
+			assumed, res = nil, cycleResult{}
+			st = framework.AsStatus(fmt.Errorf("scheduling cycle panicked: %v", r))
+		}
+	}()
+	return s.schedulingCycle(ctx, state, fwk, pInfo)
 }
 
 // skipPodSchedule is true for a pod deleted meanwhile or already assumed.
@@ -167,6 +183,11 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		s.forget(ctx, assumed)
 		s.handleSchedulingFailure(ctx, fwk, pInfo, st, nil, cycle)
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			fail(framework.AsStatus(fmt.Errorf("binding cycle panicked: %v", r)))
+		}
+	}()
 	if st := fwk.WaitOnPermit(ctx, assumed); !st.IsSuccess() {
 		fail(st)
 		return

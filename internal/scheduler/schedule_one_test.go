@@ -259,34 +259,59 @@ func TestTiesAreBrokenBySeededRandomness(t *testing.T) {
 	}
 }
 
-// panicky is a Filter plugin that panics on the pod named "bad".
-type panicky struct{}
+// panicky panics at one extension point for the pod named "bad".
+type panicky struct{ at string }
 
 func (panicky) Name() string { return "Panicky" }
-func (panicky) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ *framework.NodeInfo) *framework.Status {
-	if pod.Name == "bad" {
+func (p panicky) boom(point string, pod *v1.Pod) {
+	if p.at == point && pod.Name == "bad" {
 		panic("boom")
 	}
+}
+func (p panicky) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ *framework.NodeInfo) *framework.Status {
+	p.boom("Filter", pod)
+	return nil
+}
+func (p panicky) Score(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ *framework.NodeInfo) (int64, *framework.Status) {
+	p.boom("Score", pod)
+	return 0, nil
+}
+func (panicky) ScoreExtensions() framework.ScoreExtensions { return nil }
+func (p panicky) Reserve(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ string) *framework.Status {
+	p.boom("Reserve", pod)
+	return nil
+}
+func (panicky) Unreserve(context.Context, *framework.CycleState, *v1.Pod, string) {}
+func (p panicky) PreBind(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ string) *framework.Status {
+	p.boom("PreBind", pod)
 	return nil
 }
 
 func TestAPanickingPluginFailsTheCycleNotTheScheduler(t *testing.T) {
-	registry := plugins.NewInTreeRegistry()
-	registry["Panicky"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
-		return panicky{}, nil
-	}
-	cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: &configv1.Plugins{
-		Filter: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Panicky"}}}}}}}
-	e := newEnv(t, registry, cfg)
-	e.add(t, st.MakeNode().Name("n").Obj(), st.MakePod().Name("bad").Obj())
-	e.drain()
-	c := condition(e.pod(t, "bad"))
-	if c == nil || c.Reason != v1.PodReasonSchedulerError || !strings.Contains(c.Message, "panicked") {
-		t.Errorf("condition = %+v, want a SchedulerError naming the panic", c)
-	}
-	e.add(t, st.MakePod().Name("q").Obj())
-	e.drain()
-	if got := e.pod(t, "q").Spec.NodeName; got == "" {
-		t.Error("the scheduler stopped scheduling after a plugin panic")
+	for _, at := range []string{"Filter", "Score", "Reserve", "PreBind"} {
+		t.Run("a panic in "+at+" fails only that pod", func(t *testing.T) {
+			registry := plugins.NewInTreeRegistry()
+			registry["Panicky"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return panicky{at: at}, nil }
+			cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: &configv1.Plugins{
+				MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Panicky"}}}}}}}
+			e := newEnv(t, registry, cfg)
+			e.add(t, st.MakeNode().Name("n1").Capacity(rl{v1.ResourceCPU: "4"}).Obj(), st.MakeNode().Name("n2").Capacity(rl{v1.ResourceCPU: "4"}).Obj(),
+				st.MakePod().Name("bad").Req(rl{v1.ResourceCPU: "1"}).Obj())
+			e.drain()
+			c := condition(e.pod(t, "bad"))
+			if c == nil || c.Reason != v1.PodReasonSchedulerError || !strings.Contains(c.Message, "panicked") {
+				t.Errorf("condition = %+v, want a SchedulerError naming the panic", c)
+			}
+			for _, n := range []string{"n1", "n2"} {
+				if ni := e.sched.Cache.Dump()[n]; ni.Requested.MilliCPU != 0 {
+					t.Errorf("node %s has %dm requested after the failed cycle, want 0", n, ni.Requested.MilliCPU)
+				}
+			}
+			e.add(t, st.MakePod().Name("q").Obj())
+			e.drain()
+			if got := e.pod(t, "q").Spec.NodeName; got == "" {
+				t.Error("the scheduler stopped scheduling after a plugin panic")
+			}
+		})
 	}
 }

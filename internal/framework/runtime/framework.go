@@ -550,7 +550,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	errCh := make(chan *framework.Status, 1)
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
 		for j, pl := range plugins {
-			s, st := pl.Score(ctx, state, pod, nodes[i])
+			s, st := runScore(ctx, pl, state, pod, nodes[i])
 			if !st.IsSuccess() {
 				select {
 				case errCh <- framework.AsStatus(fmt.Errorf("plugin %q failed with: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name()):
@@ -590,6 +590,11 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 		}
 	}
 	return out, nil
+}
+
+func runScore(ctx context.Context, pl framework.ScorePlugin, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (s int64, st *framework.Status) {
+	defer recoverAsStatus(pl.Name(), "Score", &st)
+	return pl.Score(ctx, state, pod, ni)
 }
 
 // RunReservePluginsReserve runs Reserve; the first failure stops.
