@@ -291,7 +291,9 @@ func TestAPanickingPluginFailsTheCycleNotTheScheduler(t *testing.T) {
 	for _, at := range []string{"Filter", "Score", "Reserve", "PreBind"} {
 		t.Run("a panic in "+at+" fails only that pod", func(t *testing.T) {
 			registry := plugins.NewInTreeRegistry()
-			registry["Panicky"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) { return panicky{at: at}, nil }
+			registry["Panicky"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+				return panicky{at: at}, nil
+			}
 			cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: &configv1.Plugins{
 				MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Panicky"}}}}}}}
 			e := newEnv(t, registry, cfg)
