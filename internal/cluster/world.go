@@ -24,12 +24,22 @@ type Evictor interface {
 	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
 }
 
-// World is everything the scheduler writes.
+// PodGetter reads the world's current version of a pod (an informer's
+// lister in a cluster); ok is false when the pod is gone.
+type PodGetter interface {
+	GetPod(namespace, name string) (pod *v1.Pod, ok bool)
+}
+
+// World is everything the scheduler writes, and the pod reads it needs to
+// decide whether a failed pod still exists.
 type World interface {
 	framework.Binder
+	PodGetter
 	StatusWriter
 	Evictor
-	EventRecorder() events.EventRecorder
+	// EventRecorder records events as the named profile (the events'
+	// reportingController, as upstream does per profile).
+	EventRecorder(schedulerName string) events.EventRecorder
 }
 
 // EventHandler is how the world tells the scheduler what changed; informer

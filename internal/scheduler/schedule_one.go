@@ -204,7 +204,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		klog.FromContext(ctx).Error(err, "Finishing binding")
 	}
 	s.Queue.Done(assumed)
-	if rec := s.world.EventRecorder(); rec != nil {
+	if rec := fwk.EventRecorder(); rec != nil {
 		rec.Eventf(pInfo.Pod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
 	}
 	fwk.RunPostBindPlugins(ctx, state, assumed, host)
@@ -389,6 +389,21 @@ func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo, st *framework.Status, nominatedNode *string, cycle int64) {
 	logger := klog.FromContext(ctx)
 	pod := pInfo.Pod
+	// A pod deleted or bound meanwhile is not requeued: that would leak it
+	// into the queue (upstream reads its informer the same way).
+	cur, ok := s.world.GetPod(pod.Namespace, pod.Name)
+	if !ok || cur.UID != pod.UID {
+		logger.V(2).Info("Pod doesn't exist in informer cache; not requeued")
+		s.Queue.Done(pod)
+		return
+	}
+	if cur.Spec.NodeName != "" {
+		logger.V(2).Info("Pod has been assigned to a node meanwhile; not requeued", "node", cur.Spec.NodeName)
+		s.Queue.Done(pod)
+		return
+	}
+	pInfo.PodInfo = framework.NewPodInfo(cur)
+	pod = cur
 	reason := v1.PodReasonSchedulerError
 	var fitErr *framework.FitError
 	if errors.As(st.AsError(), &fitErr) {
@@ -410,7 +425,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Fr
 		s.Queue.AddNominatedPod(pInfo.PodInfo, *nominatedNode)
 	}
 	s.Queue.AddUnschedulableIfNotPresent(pInfo, cycle)
-	if rec := s.world.EventRecorder(); rec != nil {
+	if rec := fwk.EventRecorder(); rec != nil {
 		rec.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%v", msg)
 	}
 	cond := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg}

@@ -30,13 +30,19 @@ type env struct {
 	clock *testingclock.FakeClock
 }
 
-// failingStore fails Bind for the pods named in fail.
+// failingStore fails Bind for the pods named in fail; for pods named
+// "deleted-*" it deletes the pod first, as a user racing the binding would.
 type failingStore struct {
 	*memory.Store
 	fail map[string]bool
 }
 
 func (f *failingStore) Bind(ctx context.Context, b *v1.Binding) error {
+	if strings.HasPrefix(b.Name, "deleted-") {
+		if err := f.Store.DeletePod(b.Namespace, b.Name); err != nil {
+			return err
+		}
+	}
 	if f.fail[b.Name] {
 		return errors.New("injected bind failure")
 	}
@@ -315,5 +321,23 @@ func TestAPanickingPluginFailsTheCycleNotTheScheduler(t *testing.T) {
 				t.Error("the scheduler stopped scheduling after a plugin panic")
 			}
 		})
+	}
+}
+
+func TestAPodDeletedWhileBindingIsNeitherRequeuedNorCounted(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.add(t, st.MakeNode().Name("n").Capacity(rl{v1.ResourceCPU: "4"}).Obj(), st.MakePod().Name("deleted-p").Req(rl{v1.ResourceCPU: "3"}).Obj())
+	e.drain()
+	if _, ok := e.store.GetPod("default", "deleted-p"); ok {
+		t.Fatal("the pod was not deleted")
+	}
+	if a, b, u := e.sched.Queue.Counts(); a+b+u != 0 || e.sched.Queue.InFlight() != 0 {
+		t.Errorf("queue holds %d/%d/%d pods and %d in flight after the pod was deleted, want none", a, b, u, e.sched.Queue.InFlight())
+	}
+	if ni := e.sched.Cache.Dump()["n"]; ni.Requested.MilliCPU != 0 {
+		t.Errorf("node n has %dm requested, want 0 (no phantom usage)", ni.Requested.MilliCPU)
+	}
+	if _, pods := e.sched.Cache.Counts(); pods != 0 {
+		t.Errorf("cache holds %d pods, want 0", pods)
 	}
 }

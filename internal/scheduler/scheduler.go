@@ -114,7 +114,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		fwk, err := runtime.New(ctx, registry, rp, runtime.Options{
 			Snapshot:      s.snapshot,
 			Binder:        world,
-			EventRecorder: world.EventRecorder(),
+			EventRecorder: world.EventRecorder(rp.SchedulerName),
 			Parallelism:   int(*cfg.Parallelism),
 			Clock:         o.clock,
 			Nominator:     nominator,

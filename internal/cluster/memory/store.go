@@ -250,7 +250,7 @@ func (s *Store) DeletePod(ns, name string) error {
 }
 
 // EventRecorder implements cluster.World.
-func (s *Store) EventRecorder() events.EventRecorder { return recorder{s} }
+func (s *Store) EventRecorder(string) events.EventRecorder { return recorder{s} }
 
 // Events returns the recorded events in order.
 func (s *Store) Events() []Event {
