@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -142,6 +143,35 @@ func (q *PriorityQueue) Add(pod *v1.Pod) {
 	defer q.lock.Unlock()
 	p := q.newQueuedPodInfo(pod)
 	q.moveToActiveQ(p)
+	q.incoming(p, "PodAdd")
+}
+
+// incoming counts a pod entering a queue, by the event that brought it.
+func (q *PriorityQueue) incoming(p *framework.QueuedPodInfo, event string) {
+	queue := metrics.ActiveQ
+	key := qKey(p)
+	if _, ok := q.backoffQ.Get(key); ok {
+		queue = metrics.BackoffQ
+	} else if _, ok := q.unschedulable[key]; ok {
+		queue = metrics.UnschedulableQ
+	}
+	metrics.QueueIncomingPods.WithLabelValues(queue, event).Inc()
+}
+
+// UpdateMetrics sets scheduler_pending_pods from the queue's contents.
+func (q *PriorityQueue) UpdateMetrics() {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	gated := 0
+	for _, p := range q.unschedulable {
+		if p.GatingPlugin != "" {
+			gated++
+		}
+	}
+	metrics.PendingPods.WithLabelValues(metrics.ActiveQ).Set(float64(q.activeQ.Len()))
+	metrics.PendingPods.WithLabelValues(metrics.BackoffQ).Set(float64(q.backoffQ.Len()))
+	metrics.PendingPods.WithLabelValues(metrics.UnschedulableQ).Set(float64(len(q.unschedulable) - gated))
+	metrics.PendingPods.WithLabelValues(metrics.Gated).Set(float64(gated))
 }
 
 // Pop blocks until a pod is in activeQ or the queue is closed (nil).
@@ -211,9 +241,10 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *framework.QueuedPodInfo,
 	p.Timestamp = q.clock.Now()
 	if p.UnschedulablePlugins.Len() == 0 || q.moveRequestCycle >= podSchedulingCycle {
 		q.backoffQ.AddOrUpdate(p)
-		return
+	} else {
+		q.unschedulable[key] = p
 	}
-	q.unschedulable[key] = p
+	q.incoming(p, "ScheduleAttemptFailure")
 }
 
 // FlushBackoffQCompleted moves pods whose backoff expired to activeQ.
@@ -227,6 +258,7 @@ func (q *PriorityQueue) FlushBackoffQCompleted() {
 		}
 		q.backoffQ.PopTop()
 		q.moveToActiveQ(p)
+		q.incoming(p, "BackoffComplete")
 	}
 }
 
@@ -293,6 +325,7 @@ func (q *PriorityQueue) movePodsLocked(pods []*framework.QueuedPodInfo, event fr
 		} else {
 			q.moveToActiveQ(p)
 		}
+		q.incoming(p, event.String())
 		q.logger.V(5).Info("Pod moved", "pod", klog.KObj(p.Pod), "event", event.String())
 	}
 }
@@ -388,6 +421,7 @@ func (q *PriorityQueue) PendingPods() []*v1.Pod {
 func (q *PriorityQueue) Run(ctx context.Context) {
 	go q.every(ctx, time.Second, q.FlushBackoffQCompleted)
 	go q.every(ctx, 30*time.Second, q.FlushUnschedulablePodsLeftover)
+	go q.every(ctx, time.Second, q.UpdateMetrics)
 }
 
 func (q *PriorityQueue) every(ctx context.Context, d time.Duration, fn func()) {

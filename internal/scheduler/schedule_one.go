@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -78,16 +81,46 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 	}
 	state := framework.NewCycleState()
 	cycle := s.Queue.SchedulingCycle()
+	start := s.clock.Now()
 	assumed, result, st := s.safeSchedulingCycle(ctx, state, fwk, pInfo)
 	if !st.IsSuccess() {
+		s.recordAttempt(fwk, st, start)
 		s.handleSchedulingFailure(ctx, fwk, pInfo, st, result.nominatingInfo, cycle)
 		return
 	}
 	s.bindings.Add(1)
+	// A binding in flight finishes even when scheduling stops (shutdown):
+	// its context does not inherit the cancellation.
+	bindCtx := context.WithoutCancel(ctx)
 	go func() {
 		defer s.bindings.Done()
-		s.bindingCycle(ctx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
+		st := s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
+		s.recordAttempt(fwk, st, start)
+		if st.IsSuccess() {
+			metrics.PodSchedulingAttempts.Observe(float64(pInfo.Attempts))
+			if pInfo.InitialAttemptTimestamp != nil {
+				metrics.PodSchedulingSLIDuration.WithLabelValues(strconv.Itoa(pInfo.Attempts)).Observe(s.clock.Since(*pInfo.InitialAttemptTimestamp).Seconds())
+			}
+		}
 	}()
+}
+
+// recordAttempt counts one attempt by its result.
+func (s *Scheduler) recordAttempt(fwk *runtime.Framework, st *framework.Status, start time.Time) {
+	result := metrics.ScheduledResult
+	switch {
+	case st.IsRejected():
+		result = metrics.UnschedulableResult
+	case !st.IsSuccess():
+		result = metrics.ErrorResult
+	}
+	metrics.ScheduleAttempts.WithLabelValues(result, fwk.ProfileName()).Inc()
+	metrics.SchedulingAttemptDuration.WithLabelValues(result, fwk.ProfileName()).Observe(s.clock.Since(start).Seconds())
+}
+
+// observe records an extension point's duration.
+func (s *Scheduler) observe(fwk *runtime.Framework, point string, st *framework.Status, start time.Time) {
+	metrics.FrameworkExtensionPointDuration.WithLabelValues(point, st.Code().String(), fwk.ProfileName()).Observe(s.clock.Since(start).Seconds())
 }
 
 // safeSchedulingCycle turns a panic in the cycle (a plugin's, or ours on a
@@ -176,29 +209,34 @@ func (s *Scheduler) forget(ctx context.Context, assumed *v1.Pod) {
 	s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete, Label: "AssignedPodDelete"})
 }
 
-func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) {
+// bindingCycle runs in its own goroutine; it returns the outcome.
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) (result *framework.Status) {
 	host := res.SuggestedHost
-	fail := func(st *framework.Status) {
+	fail := func(st *framework.Status) *framework.Status {
 		fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
 		s.forget(ctx, assumed)
 		s.handleSchedulingFailure(ctx, fwk, pInfo, st, nil, cycle)
+		return st
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			fail(framework.AsStatus(fmt.Errorf("binding cycle panicked: %v", r)))
+			result = fail(framework.AsStatus(fmt.Errorf("binding cycle panicked: %v", r)))
 		}
 	}()
 	if st := fwk.WaitOnPermit(ctx, assumed); !st.IsSuccess() {
-		fail(st)
-		return
+		return fail(st)
 	}
-	if st := fwk.RunPreBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
-		fail(st)
-		return
+	start := s.clock.Now()
+	st := fwk.RunPreBindPlugins(ctx, state, assumed, host)
+	s.observe(fwk, "PreBind", st, start)
+	if !st.IsSuccess() {
+		return fail(st)
 	}
-	if st := fwk.RunBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
-		fail(st)
-		return
+	start = s.clock.Now()
+	st = fwk.RunBindPlugins(ctx, state, assumed, host)
+	s.observe(fwk, "Bind", st, start)
+	if !st.IsSuccess() {
+		return fail(st)
 	}
 	if err := s.Cache.FinishBinding(assumed); err != nil {
 		klog.FromContext(ctx).Error(err, "Finishing binding")
@@ -208,6 +246,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		rec.Eventf(pInfo.Pod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
 	}
 	fwk.RunPostBindPlugins(ctx, state, assumed, host)
+	return nil
 }
 
 // SchedulePod runs the filters and scores for one pod on a fresh snapshot.
@@ -216,7 +255,9 @@ func (s *Scheduler) SchedulePod(ctx context.Context, fwk *runtime.Framework, sta
 	if s.snapshot.NumNodes() == 0 {
 		return ScheduleResult{}, ErrNoNodesAvailable
 	}
+	start := s.clock.Now()
 	feasible, diagnosis, err := s.findNodesThatFitPod(ctx, fwk, state, pod)
+	s.observe(fwk, "Filter", framework.AsStatus(err), start)
 	if err != nil {
 		return ScheduleResult{}, err
 	}
@@ -227,7 +268,9 @@ func (s *Scheduler) SchedulePod(ctx context.Context, fwk *runtime.Framework, sta
 	if len(feasible) == 1 {
 		return ScheduleResult{SuggestedHost: feasible[0].NodeName(), EvaluatedNodes: evaluated, FeasibleNodes: 1}, nil
 	}
+	start = s.clock.Now()
 	scores, err := s.prioritizeNodes(ctx, fwk, state, pod, feasible)
+	s.observe(fwk, "Score", framework.AsStatus(err), start)
 	if err != nil {
 		return ScheduleResult{}, err
 	}

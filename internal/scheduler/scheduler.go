@@ -162,7 +162,8 @@ func argsByName(pcs []configv1.PluginConfig) map[string]k8sruntime.Object {
 }
 
 // Run schedules until ctx ends: the queue's timers, the assumed-pod
-// expiry, and scheduleOne in a loop.
+// expiry, and scheduleOne in a loop. In-flight binding cycles go on after
+// it returns (they do not inherit ctx's cancellation); WaitForBindings.
 func (s *Scheduler) Run(ctx context.Context) {
 	s.Queue.Run(ctx)
 	go func() {
@@ -184,11 +185,26 @@ func (s *Scheduler) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		s.ScheduleOne(ctx)
 	}
-	s.WaitForBindings()
 }
 
 // WaitForBindings blocks until every in-flight binding cycle has ended.
 func (s *Scheduler) WaitForBindings() { s.bindings.Wait() }
+
+// WaitForBindingsTimeout is WaitForBindings bounded by d (real time); false
+// when some binding cycle was still running.
+func (s *Scheduler) WaitForBindingsTimeout(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		s.bindings.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
 
 // Profile returns the framework for a schedulerName.
 func (s *Scheduler) Profile(name string) (*runtime.Framework, error) {

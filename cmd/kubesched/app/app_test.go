@@ -64,8 +64,10 @@ profiles:
 			wantOut: []string{`"pod": "default/inference-new-pbxn4s8mh9-jcwmv"`, `"feasibleCount": 2`, `"bestNodes"`}},
 		{name: "explain prints a table for people", args: []string{"explain", "-f", scenario},
 			wantOut: []string{"2/5 nodes feasible", "REJECTED BY", "NodeAffinity"}},
-		{name: "the root command says the cluster mode is not there yet", args: []string{}, wantCode: 1,
-			wantStderr: []string{"not implemented yet"}},
+		{name: "the root command outside a cluster without a kubeconfig says what it needs", args: []string{"--secure-port=0"}, wantCode: 1,
+			wantStderr: []string{"no --kubeconfig or clientConnection.kubeconfig, and not in a cluster"}},
+		{name: "a missing kubeconfig file fails", args: []string{"--secure-port=0", "--kubeconfig", "/nonexistent/kubeconfig"}, wantCode: 1,
+			wantStderr: []string{"/nonexistent/kubeconfig"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

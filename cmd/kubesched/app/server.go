@@ -57,7 +57,7 @@ func newCommand(s streams, registryOptions ...Option) *cobra.Command {
 		Long: `kubesched is a Kubernetes pod scheduler with kube-scheduler's architecture.
 It reads the same KubeSchedulerConfiguration and binds through the same API.
 
-  kubesched --config FILE            run against a cluster (not implemented yet)
+  kubesched --config FILE            run against a cluster, as kube-scheduler
   kubesched simulate -f MANIFESTS    schedule pending pods of manifests on virtual time
   kubesched explain -f CLUSTER       show, node by node and plugin by plugin, why a pod fits or not`,
 		SilenceUsage:  true,
@@ -66,10 +66,11 @@ It reads the same KubeSchedulerConfiguration and binds through the same API.
 			if errs := opts.Validate(); len(errs) > 0 {
 				return errors.Join(errs...)
 			}
-			if _, err := Setup(opts, registry); err != nil {
+			cc, err := Setup(opts, registry)
+			if err != nil {
 				return err
 			}
-			return fmt.Errorf("running against a cluster is not implemented yet; use 'kubesched simulate' or 'kubesched explain'")
+			return runScheduler(cmd.Context(), cc, opts, s.errOut)
 		},
 	}
 	cmd.SetOut(s.out)
@@ -77,6 +78,7 @@ It reads the same KubeSchedulerConfiguration and binds through the same API.
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
 	opts.AddClusterFlags(fss)
+	opts.AddServerFlags(fss)
 	addFlagSets(cmd, fss)
 	addKlogFlags(cmd)
 	cmd.AddCommand(newSimulateCommand(s, registry), newExplainCommand(s, registry), newVersionCommand(s))

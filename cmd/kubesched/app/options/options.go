@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 
+	"time"
+
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/sets"
 	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
@@ -32,6 +35,17 @@ type Options struct {
 	// Seed seeds tie-breaking.
 	Seed int64
 
+	// Serving: HTTPS on BindAddress:SecurePort (0 disables), and plain
+	// HTTP on HTTPAddress (empty disables; meant for loopback).
+	BindAddress string
+	SecurePort  int
+	HTTPAddress string
+
+	// LeaderElection overrides the config file's leaderElection block for
+	// the flags that were set, as kube-scheduler's flags do.
+	LeaderElection componentbaseconfigv1alpha1.LeaderElectionConfiguration
+	leFlags        *pflag.FlagSet
+
 	outputs []string
 }
 
@@ -49,7 +63,59 @@ func (o *Options) AddConfigFlags(fss *cliflag.NamedFlagSets) {
 // AddClusterFlags adds --kubeconfig.
 func (o *Options) AddClusterFlags(fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("cluster")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file; in-cluster config when empty.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file (overrides clientConnection.kubeconfig); in-cluster config when neither is set.")
+}
+
+// AddServerFlags adds the flags of the scheduler's own run: serving and
+// leader election, with kube-scheduler's names and defaults.
+func (o *Options) AddServerFlags(fss *cliflag.NamedFlagSets) {
+	fs := fss.FlagSet("secure serving")
+	fs.StringVar(&o.BindAddress, "bind-address", "0.0.0.0", "The IP address on which to listen for the --secure-port port.")
+	fs.IntVar(&o.SecurePort, "secure-port", 10259, "The port on which to serve HTTPS (healthz, readyz, livez, metrics) with a self-signed certificate. 0 disables it.")
+	fs.StringVar(&o.HTTPAddress, "http-address", "", "Also serve the same endpoints over plain HTTP on this address, e.g. 127.0.0.1:10251 (for local use; keep it on loopback).")
+	le := fss.FlagSet("leader election")
+	o.leFlags = le
+	le.BoolVar(ptrBool(&o.LeaderElection.LeaderElect), "leader-elect", true, "Start a leader election client and gain leadership before scheduling.")
+	le.DurationVar(&o.LeaderElection.LeaseDuration.Duration, "leader-elect-lease-duration", 15*time.Second, "The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership.")
+	le.DurationVar(&o.LeaderElection.RenewDeadline.Duration, "leader-elect-renew-deadline", 10*time.Second, "The interval between attempts by the acting master to renew a leadership slot before it stops leading.")
+	le.DurationVar(&o.LeaderElection.RetryPeriod.Duration, "leader-elect-retry-period", 2*time.Second, "The duration the clients should wait between attempting acquisition and renewal of a leadership.")
+	le.StringVar(&o.LeaderElection.ResourceNamespace, "leader-elect-resource-namespace", "kube-system", "The namespace of the resource object used for locking during leader election.")
+	le.StringVar(&o.LeaderElection.ResourceName, "leader-elect-resource-name", "kube-scheduler", "The name of the resource object used for locking during leader election.")
+}
+
+func ptrBool(p **bool) *bool {
+	if *p == nil {
+		*p = new(bool)
+	}
+	return *p
+}
+
+// applyOverrides writes the flags the user set over the configuration.
+func (o *Options) applyOverrides(cfg *configv1.KubeSchedulerConfiguration) {
+	if o.Kubeconfig != "" {
+		cfg.ClientConnection.Kubeconfig = o.Kubeconfig
+	}
+	if o.leFlags == nil {
+		return
+	}
+	le, src := &cfg.LeaderElection, &o.LeaderElection
+	o.leFlags.Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "leader-elect":
+			v := *src.LeaderElect
+			le.LeaderElect = &v
+		case "leader-elect-lease-duration":
+			le.LeaseDuration = src.LeaseDuration
+		case "leader-elect-renew-deadline":
+			le.RenewDeadline = src.RenewDeadline
+		case "leader-elect-retry-period":
+			le.RetryPeriod = src.RetryPeriod
+		case "leader-elect-resource-namespace":
+			le.ResourceNamespace = src.ResourceNamespace
+		case "leader-elect-resource-name":
+			le.ResourceName = src.ResourceName
+		}
+	})
 }
 
 // AddManifestFlags adds -f, -o and --seed; outputs lists the formats allowed.
@@ -108,6 +174,7 @@ func (o *Options) Config(registry runtime.Registry) (*schedconfig.Config, error)
 			return nil, err
 		}
 	}
+	o.applyOverrides(cfg)
 	known := sets.New[string]()
 	for name := range registry {
 		known.Insert(name)

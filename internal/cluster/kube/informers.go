@@ -1,0 +1,114 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubesched/kubesched/internal/cluster"
+)
+
+// Informers are the scheduler's shared informers: all nodes, and the pods
+// that are not terminal (as kube-scheduler's pod informer filters them).
+type Informers struct {
+	nodes informers.SharedInformerFactory
+	pods  informers.SharedInformerFactory
+}
+
+// NewInformers builds the factories; resync 0, as kube-scheduler.
+func NewInformers(client kubernetes.Interface) *Informers {
+	notTerminal := fields.ParseSelectorOrDie("status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed))
+	return &Informers{
+		nodes: informers.NewSharedInformerFactory(client, 0),
+		pods: informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = notTerminal.String()
+		})),
+	}
+}
+
+// AddHandlers routes informer events to the scheduler's handlers and gives
+// the world the pod lister.
+func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
+	podInformer := i.pods.Core().V1().Pods()
+	w.SetPodLister(podInformer.Lister())
+	if _, err := i.nodes.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			if n, ok := obj.(*v1.Node); ok {
+				h.OnNodeAdd(n)
+			}
+		},
+		UpdateFunc: func(o, n interface{}) {
+			on, ok1 := o.(*v1.Node)
+			nn, ok2 := n.(*v1.Node)
+			if ok1 && ok2 {
+				h.OnNodeUpdate(on, nn)
+			}
+		},
+		DeleteFunc: func(obj interface{}) {
+			if n, ok := unwrap(obj).(*v1.Node); ok {
+				h.OnNodeDelete(n)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("adding node handlers: %w", err)
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			if p, ok := obj.(*v1.Pod); ok {
+				h.OnPodAdd(p)
+			}
+		},
+		UpdateFunc: func(o, n interface{}) {
+			op, ok1 := o.(*v1.Pod)
+			np, ok2 := n.(*v1.Pod)
+			if ok1 && ok2 {
+				h.OnPodUpdate(op, np)
+			}
+		},
+		DeleteFunc: func(obj interface{}) {
+			if p, ok := unwrap(obj).(*v1.Pod); ok {
+				h.OnPodDelete(p)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("adding pod handlers: %w", err)
+	}
+	return nil
+}
+
+func unwrap(obj interface{}) interface{} {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
+
+// Start starts the informers until ctx ends.
+func (i *Informers) Start(ctx context.Context) {
+	i.nodes.Start(ctx.Done())
+	i.pods.Start(ctx.Done())
+}
+
+// WaitForSync blocks until the caches are filled, or ctx ends (false).
+func (i *Informers) WaitForSync(ctx context.Context) bool {
+	ok := true
+	for _, res := range i.nodes.WaitForCacheSync(ctx.Done()) {
+		ok = ok && res
+	}
+	for _, res := range i.pods.WaitForCacheSync(ctx.Done()) {
+		ok = ok && res
+	}
+	return ok
+}
+
+// Shutdown waits for the informers' goroutines after ctx ended.
+func (i *Informers) Shutdown() {
+	i.nodes.Shutdown()
+	i.pods.Shutdown()
+}

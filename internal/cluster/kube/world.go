@@ -1,0 +1,144 @@
+// Package kube is the real world: client-go against a kube-apiserver.
+// Writes are the ones kube-scheduler makes (the pods/binding subresource, a
+// status patch of the PodScheduled condition and nominatedNodeName, events
+// through events.k8s.io/v1); reads come from shared informers whose event
+// handlers feed the scheduler.
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/kubesched/kubesched/internal/cluster"
+)
+
+// World implements cluster.World with a clientset.
+type World struct {
+	client      kubernetes.Interface
+	broadcaster events.EventBroadcaster
+	pods        corelisters.PodLister
+
+	mu        sync.Mutex
+	recorders map[string]events.EventRecorder
+}
+
+var _ cluster.World = &World{}
+
+// NewWorld returns a world writing through client. Events are recorded once
+// StartEvents is called; pods are read from the lister set by SetPodLister.
+func NewWorld(client kubernetes.Interface) *World {
+	return &World{
+		client:      client,
+		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()}),
+		recorders:   map[string]events.EventRecorder{},
+	}
+}
+
+// StartEvents starts sending events until stop is closed.
+func (w *World) StartEvents(stop <-chan struct{}) { w.broadcaster.StartRecordingToSink(stop) }
+
+// ShutdownEvents flushes and stops the event broadcaster.
+func (w *World) ShutdownEvents() { w.broadcaster.Shutdown() }
+
+// SetPodLister sets the informer lister GetPod reads.
+func (w *World) SetPodLister(l corelisters.PodLister) { w.pods = l }
+
+// EventRecorder implements cluster.World: one recorder per profile, whose
+// name is the events' reportingController.
+func (w *World) EventRecorder(schedulerName string) events.EventRecorder {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, ok := w.recorders[schedulerName]
+	if !ok {
+		r = w.broadcaster.NewRecorder(scheme.Scheme, schedulerName)
+		w.recorders[schedulerName] = r
+	}
+	return r
+}
+
+// GetPod implements cluster.PodGetter from the informer cache.
+func (w *World) GetPod(namespace, name string) (*v1.Pod, bool) {
+	if w.pods == nil {
+		return nil, false
+	}
+	p, err := w.pods.Pods(namespace).Get(name)
+	if err != nil {
+		return nil, false
+	}
+	return p, true
+}
+
+// Bind implements framework.Binder through the pods/binding subresource.
+func (w *World) Bind(ctx context.Context, b *v1.Binding) error {
+	return w.client.CoreV1().Pods(b.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+}
+
+// UpdatePodStatus implements cluster.StatusWriter. Like upstream it patches
+// only when the condition or nomination changes, with a strategic merge
+// patch of the status subresource (conditions merge by type).
+func (w *World) UpdatePodStatus(ctx context.Context, pod *v1.Pod, cond *v1.PodCondition, nominated *string) error {
+	status := map[string]interface{}{}
+	if cond != nil && conditionChanged(pod, cond) {
+		c := *cond
+		now := metav1.Now()
+		c.LastProbeTime = now
+		c.LastTransitionTime = now
+		if old := findCondition(pod, cond.Type); old != nil && old.Status == cond.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		status["conditions"] = []v1.PodCondition{c}
+	}
+	if nominated != nil && pod.Status.NominatedNodeName != *nominated {
+		if *nominated == "" {
+			status["nominatedNodeName"] = nil
+		} else {
+			status["nominatedNodeName"] = *nominated
+		}
+	}
+	if len(status) == 0 {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"uid": pod.UID},
+		"status":   status,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return fmt.Errorf("patching status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+func findCondition(pod *v1.Pod, t v1.PodConditionType) *v1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func conditionChanged(pod *v1.Pod, c *v1.PodCondition) bool {
+	old := findCondition(pod, c.Type)
+	return old == nil || old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message
+}
+
+// Evict implements cluster.Evictor by deleting the victim (with its UID as
+// a precondition, so a recreated pod of the same name is spared).
+func (w *World) Evict(ctx context.Context, victim, _ *v1.Pod) error {
+	uid := victim.UID
+	return w.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+}

