@@ -421,6 +421,7 @@ func (q *PriorityQueue) PendingPods() []*v1.Pod {
 func (q *PriorityQueue) Run(ctx context.Context) {
 	go q.every(ctx, time.Second, q.FlushBackoffQCompleted)
 	go q.every(ctx, 30*time.Second, q.FlushUnschedulablePodsLeftover)
+	q.UpdateMetrics()
 	go q.every(ctx, time.Second, q.UpdateMetrics)
 }
 

@@ -5,5 +5,6 @@
 package integration
 
 import (
+	_ "github.com/kubesched/kubesched/cmd/kubesched"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 )

@@ -19,6 +19,10 @@ import (
 type Informers struct {
 	nodes informers.SharedInformerFactory
 	pods  informers.SharedInformerFactory
+	// handlers report when the initial list has been delivered to the
+	// scheduler's handlers, not just stored: scheduling before that would
+	// see only part of the cluster.
+	handlers []cache.ResourceEventHandlerRegistration
 }
 
 // NewInformers builds the factories; resync 0, as kube-scheduler.
@@ -37,7 +41,7 @@ func NewInformers(client kubernetes.Interface) *Informers {
 func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 	podInformer := i.pods.Core().V1().Pods()
 	w.SetPodLister(podInformer.Lister())
-	if _, err := i.nodes.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := i.nodes.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			if n, ok := obj.(*v1.Node); ok {
 				h.OnNodeAdd(n)
@@ -55,10 +59,12 @@ func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 				h.OnNodeDelete(n)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("adding node handlers: %w", err)
 	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	i.handlers = append(i.handlers, reg)
+	reg, err = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			if p, ok := obj.(*v1.Pod); ok {
 				h.OnPodAdd(p)
@@ -76,9 +82,11 @@ func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 				h.OnPodDelete(p)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("adding pod handlers: %w", err)
 	}
+	i.handlers = append(i.handlers, reg)
 	return nil
 }
 
@@ -95,7 +103,8 @@ func (i *Informers) Start(ctx context.Context) {
 	i.pods.Start(ctx.Done())
 }
 
-// WaitForSync blocks until the caches are filled, or ctx ends (false).
+// WaitForSync blocks until the caches are filled and their initial
+// contents delivered to the handlers, or ctx ends (false).
 func (i *Informers) WaitForSync(ctx context.Context) bool {
 	ok := true
 	for _, res := range i.nodes.WaitForCacheSync(ctx.Done()) {
@@ -104,7 +113,11 @@ func (i *Informers) WaitForSync(ctx context.Context) bool {
 	for _, res := range i.pods.WaitForCacheSync(ctx.Done()) {
 		ok = ok && res
 	}
-	return ok
+	synced := make([]cache.InformerSynced, 0, len(i.handlers))
+	for _, h := range i.handlers {
+		synced = append(synced, h.HasSynced)
+	}
+	return ok && cache.WaitForCacheSync(ctx.Done(), synced...)
 }
 
 // Shutdown waits for the informers' goroutines after ctx ended.

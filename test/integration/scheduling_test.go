@@ -1,0 +1,148 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	fw "github.com/kubesched/kubesched/test/integration/framework"
+)
+
+const sched = "kubesched"
+
+func podScheduledCondition(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == v1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func getPod(c kubernetes.Interface, ns, name string) (*v1.Pod, error) {
+	return c.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func TestPodsAreBoundAndAnUnschedulablePodWaitsForANode(t *testing.T) {
+	cp := fw.StartControlPlane(t)
+	c := cp.Client
+	fw.CreateNamespace(t, c, "apps")
+	fw.CreateNode(t, c, "small-1", "2", "4Gi", 110, nil)
+	fw.CreateNode(t, c, "small-2", "2", "4Gi", 110, nil)
+	s := fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false))
+
+	for i := 0; i < 6; i++ {
+		fw.CreatePod(t, c, fw.PodSpec("apps", fmt.Sprintf("web-%d", i), sched, "500m", "512Mi"))
+	}
+	fw.CreatePod(t, c, fw.PodSpec("apps", "big", sched, "3", "1Gi"))
+	other := fw.CreatePod(t, c, fw.PodSpec("apps", "other", "default-scheduler", "100m", ""))
+
+	fw.Eventually(t, 30*time.Second, "six pods bound", func() (bool, error) {
+		for i := 0; i < 6; i++ {
+			p, err := getPod(c, "apps", fmt.Sprintf("web-%d", i))
+			if err != nil || p.Spec.NodeName == "" {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	var cond *v1.PodCondition
+	fw.Eventually(t, 30*time.Second, "the big pod's PodScheduled=False condition", func() (bool, error) {
+		p, err := getPod(c, "apps", "big")
+		if err != nil {
+			return false, err
+		}
+		cond = podScheduledCondition(p)
+		return cond != nil && cond.Status == v1.ConditionFalse, nil
+	})
+	want := "0/2 nodes are available: 2 Insufficient cpu."
+	if cond.Reason != v1.PodReasonUnschedulable || cond.Message != want {
+		t.Errorf("condition = %s/%q, want Unschedulable/%q", cond.Reason, cond.Message, want)
+	}
+	fw.Eventually(t, 30*time.Second, "a FailedScheduling event for the big pod", func() (bool, error) {
+		evs, err := c.EventsV1().Events("apps").List(context.Background(), metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("regarding.name", "big").String()})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "FailedScheduling" && e.Note == want && e.ReportingController == sched {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	fw.Eventually(t, 30*time.Second, "Scheduled events", func() (bool, error) {
+		evs, err := c.EventsV1().Events("apps").List(context.Background(), metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("regarding.name", "web-0").String()})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "Scheduled" && strings.HasPrefix(e.Note, "Successfully assigned apps/web-0 to small-") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
+	// A node that fits arrives: the pod is requeued by the node event, well
+	// before the 5-minute flush.
+	added := time.Now()
+	fw.CreateNode(t, c, "large", "8", "16Gi", 110, nil)
+	fw.Eventually(t, 30*time.Second, "the big pod bound to the new node", func() (bool, error) {
+		p, err := getPod(c, "apps", "big")
+		return err == nil && p.Spec.NodeName == "large", err
+	})
+	if d := time.Since(added); d > time.Minute {
+		t.Errorf("the pod waited %s after the node appeared, want the node event to requeue it", d)
+	}
+	if p, _ := getPod(c, "apps", other.Name); p.Spec.NodeName != "" {
+		t.Errorf("a pod of another scheduler was bound to %s", p.Spec.NodeName)
+	}
+	if s.Exited() {
+		t.Error("kubesched exited")
+	}
+}
+
+func TestReadyzAndMetrics(t *testing.T) {
+	cp := fw.StartControlPlane(t)
+	fw.CreateNode(t, cp.Client, "n1", "4", "8Gi", 110, nil)
+	s := fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false))
+	fw.Eventually(t, 30*time.Second, "/readyz ok", func() (bool, error) {
+		code, body, err := s.Get("/readyz")
+		return err == nil && code == 200 && body == "ok", err
+	})
+	fw.CreatePod(t, cp.Client, fw.PodSpec("default", "p", sched, "100m", ""))
+	fw.Eventually(t, 30*time.Second, "the pod bound", func() (bool, error) {
+		p, err := getPod(cp.Client, "default", "p")
+		return err == nil && p.Spec.NodeName != "", err
+	})
+	var body string
+	fw.Eventually(t, 10*time.Second, "metrics with the attempt", func() (bool, error) {
+		code, b, err := s.Get("/metrics")
+		body = b
+		return err == nil && code == 200 && strings.Contains(b, `scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 1`), err
+	})
+	for _, name := range []string{
+		"scheduler_schedule_attempts_total", "scheduler_scheduling_attempt_duration_seconds", "scheduler_pending_pods",
+		"scheduler_queue_incoming_pods_total", "scheduler_framework_extension_point_duration_seconds",
+		"scheduler_pod_scheduling_attempts", "scheduler_pod_scheduling_sli_duration_seconds", "scheduler_preemption_attempts_total",
+	} {
+		if !strings.Contains(body, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	for _, path := range []string{"/healthz", "/livez"} {
+		if code, _, err := s.Get(path); err != nil || code != 200 {
+			t.Errorf("%s = %d, %v; want 200", path, code, err)
+		}
+	}
+}
