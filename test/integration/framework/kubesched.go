@@ -73,6 +73,9 @@ func StartScheduler(t testing.TB, cp *ControlPlane, cfg string, extraArgs ...str
 	}()
 	t.Cleanup(func() {
 		s.Kill()
+		if b, err := os.ReadFile(s.LogPath); err == nil && strings.Contains(string(b), "WARNING: DATA RACE") {
+			t.Errorf("kubesched reported a data race; log %s", s.LogPath)
+		}
 		if t.Failed() {
 			t.Logf("kubesched log %s:\n%s", s.LogPath, tail(s.LogPath, 60))
 		}
