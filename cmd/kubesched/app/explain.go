@@ -1,13 +1,20 @@
 package app
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
+	"github.com/kubesched/kubesched/internal/cluster/kube"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
@@ -16,39 +23,46 @@ import (
 func newExplainCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	cmd := &cobra.Command{
-		Use:   "explain -f CLUSTER_PATH [--pod POD_FILE] [--config FILE] [-o table|json]",
+		Use:   "explain (-f CLUSTER_PATH [--pod POD_FILE] | [--kubeconfig FILE] pod NAMESPACE/NAME) [--config FILE] [-o table|json]",
 		Short: "Show, node by node and plugin by plugin, why a pod fits or does not",
-		Long: `explain runs PreFilter and Filter on every node of a cluster (read from
-manifests) for one pod, and PreScore, Score and NormalizeScore on the nodes
-that fit, with percentageOfNodesToScore taken as 100. It prints, per node,
-whether the pod fits, the first plugin that rejected it with its reasons,
-and the per-plugin weighted scores and their total.
+		Long: `explain runs PreFilter and Filter on every node of a cluster for one pod, and
+PreScore, Score and NormalizeScore on the nodes that fit, with
+percentageOfNodesToScore taken as 100. It prints, per node, whether the pod
+fits, the first plugin that rejected it with its reasons, and the per-plugin
+weighted scores and their total.
 
-The pod is the one in --pod, else the pod annotated kubesched.io/pending: "true"
-in the cluster, else the only pod there without spec.nodeName.`,
-		Args: cobra.NoArgs,
+The cluster comes from manifests (-f), or from a live cluster:
+  kubesched explain --kubeconfig ~/.kube/config pod default/web-0
+which lists the cluster's nodes and pods through the API: "why is my pod
+pending?" without reading logs.
+
+With -f, the pod is the one in --pod, else the pod annotated
+kubesched.io/pending: "true" in the cluster, else the only pod there without
+spec.nodeName.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return nil
+			case len(args) == 2 && args[0] == "pod" && strings.Count(args[1], "/") == 1:
+				opts.LivePod = args[1]
+				return nil
+			}
+			return fmt.Errorf("want no arguments (with -f) or 'pod NAMESPACE/NAME', got %q", args)
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cc, err := Setup(opts, registry)
 			if err != nil {
 				return err
 			}
-			cluster, err := simulator.Load(opts.Files)
+			var cluster *simulator.Cluster
+			var pod *v1.Pod
+			if opts.LivePod != "" {
+				cluster, pod, err = liveCluster(cmd.Context(), cc.ComponentConfig, opts.LivePod)
+			} else {
+				cluster, pod, err = manifestCluster(s, opts)
+			}
 			if err != nil {
 				return err
-			}
-			reportSkipped(s, cluster)
-			var pod *v1.Pod
-			if opts.PodFile != "" {
-				pc, err := simulator.Load([]string{opts.PodFile})
-				if err != nil {
-					return err
-				}
-				if len(pc.Pods) != 1 {
-					return fmt.Errorf("--pod %s: want exactly one Pod, found %d", opts.PodFile, len(pc.Pods))
-				}
-				pod = pc.Pods[0]
-			} else if pod, err = simulator.FindPendingPod(cluster); err != nil {
-				return fmt.Errorf("%v: %w", opts.Files, err)
 			}
 			// The explained pod is evaluated, never queued or counted.
 			kept := cluster.Pods[:0]
@@ -72,8 +86,57 @@ in the cluster, else the only pod there without spec.nodeName.`,
 	}
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
+	opts.AddClusterFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json")
 	opts.AddPodFlag(fss.FlagSet("input and output"))
 	addFlagSets(cmd, fss)
 	return cmd
+}
+
+func manifestCluster(s streams, opts *options.Options) (*simulator.Cluster, *v1.Pod, error) {
+	cluster, err := simulator.Load(opts.Files)
+	if err != nil {
+		return nil, nil, err
+	}
+	reportSkipped(s, cluster)
+	if opts.PodFile == "" {
+		pod, err := simulator.FindPendingPod(cluster)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%v: %w", opts.Files, err)
+		}
+		return cluster, pod, nil
+	}
+	pc, err := simulator.Load([]string{opts.PodFile})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(pc.Pods) != 1 {
+		return nil, nil, fmt.Errorf("--pod %s: want exactly one Pod, found %d", opts.PodFile, len(pc.Pods))
+	}
+	return cluster, pc.Pods[0], nil
+}
+
+// liveCluster lists the cluster through the API; the objects are already
+// defaulted and admitted by the API server.
+func liveCluster(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, target string) (*simulator.Cluster, *v1.Pod, error) {
+	restCfg, err := restConfig(cfg.ClientConnection)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := kubernetes.NewForConfig(rest.AddUserAgent(restCfg, "kubesched-explain"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, name, _ := strings.Cut(target, "/")
+	pod, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("pod %s: %w", target, err)
+	}
+	objs, err := kube.ListCluster(ctx, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &simulator.Cluster{Nodes: objs.Nodes, Pods: objs.Pods, Namespaces: objs.Namespaces, Services: objs.Services,
+		Skipped: map[string]int{}, Sources: map[string]string{}}
+	return c, pod, nil
 }

@@ -142,3 +142,47 @@ func (w *World) Evict(ctx context.Context, victim, _ *v1.Pod) error {
 	uid := victim.UID
 	return w.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 }
+
+// ListCluster reads what explain needs from the API: all nodes, the
+// non-terminal pods, namespaces, and the objects that define default
+// topology spreading (Services, ReplicaSets, StatefulSets, RCs).
+func ListCluster(ctx context.Context, client kubernetes.Interface) (*ClusterObjects, error) {
+	out := &ClusterObjects{}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	for i := range nodes.Items {
+		out.Nodes = append(out.Nodes, &nodes.Items[i])
+	}
+	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range pods.Items {
+		out.Pods = append(out.Pods, &pods.Items[i])
+	}
+	nss, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing namespaces: %w", err)
+	}
+	for i := range nss.Items {
+		out.Namespaces = append(out.Namespaces, &nss.Items[i])
+	}
+	svcs, err := client.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing services: %w", err)
+	}
+	for i := range svcs.Items {
+		out.Services = append(out.Services, &svcs.Items[i])
+	}
+	return out, nil
+}
+
+// ClusterObjects is a listing of the cluster.
+type ClusterObjects struct {
+	Nodes      []*v1.Node
+	Pods       []*v1.Pod
+	Namespaces []*v1.Namespace
+	Services   []*v1.Service
+}

@@ -54,13 +54,20 @@ profiles:
 // it is stopped when the test ends.
 func StartScheduler(t testing.TB, cp *ControlPlane, cfg string, extraArgs ...string) *Scheduler {
 	t.Helper()
+	return StartSchedulerArgs(t, cp, append([]string{"--config", cfg, "--kubeconfig", cp.Kubeconfig}, extraArgs...)...)
+}
+
+// StartSchedulerArgs runs kubesched with exactly these arguments, plus
+// the serving flags the harness needs.
+func StartSchedulerArgs(t testing.TB, cp *ControlPlane, extraArgs ...string) *Scheduler {
+	t.Helper()
 	s := &Scheduler{t: t, done: make(chan struct{}), HTTPAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t))}
 	s.LogPath = filepath.Join(t.TempDir(), "kubesched.log")
 	log, err := os.Create(s.LogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"--config", cfg, "--kubeconfig", cp.Kubeconfig, "--secure-port", "0", "--http-address", s.HTTPAddr, "-v", "2"}, extraArgs...)
+	args := append([]string{"--secure-port", "0", "--http-address", s.HTTPAddr, "-v", "2"}, extraArgs...)
 	s.cmd = exec.Command(cp.bins.Kubesched, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {

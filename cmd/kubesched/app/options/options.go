@@ -30,6 +30,8 @@ type Options struct {
 	Files []string
 	// PodFile is explain's pod.
 	PodFile string
+	// LivePod is explain's "pod NAMESPACE/NAME" on a live cluster.
+	LivePod string
 	// Output is table, json or yaml.
 	Output string
 	// Seed seeds tie-breaking.
@@ -136,7 +138,10 @@ func (o *Options) AddPodFlag(fs *pflag.FlagSet) {
 func (o *Options) Validate() []error {
 	var errs []error
 	if o.outputs != nil {
-		if len(o.Files) == 0 {
+		if len(o.Files) > 0 && o.LivePod != "" {
+			errs = append(errs, fmt.Errorf("-f/--filename and 'pod NAMESPACE/NAME' exclude each other: explain reads manifests or a live cluster"))
+		}
+		if len(o.Files) == 0 && o.LivePod == "" {
 			errs = append(errs, fmt.Errorf("-f/--filename: at least one manifest file or folder is required"))
 		}
 		ok := false
