@@ -144,8 +144,19 @@ func (cp *ControlPlane) StartAPIServer() {
 	cp.api = cmd
 	cp.waitHTTP(cp.URL()+"/readyz", &tls.Config{InsecureSkipVerify: true}, 120*time.Second, "kube-apiserver")
 	if cp.Kubeconfig == "" {
-		cp.Kubeconfig = filepath.Join(cp.dir, "kubeconfig")
-		kc := fmt.Sprintf(`apiVersion: v1
+		cp.Kubeconfig = cp.KubeconfigForToken("admin", cp.token)
+		client, err := kubernetes.NewForConfig(cp.RestConfig())
+		if err != nil {
+			cp.t.Fatal(err)
+		}
+		cp.Client = client
+	}
+}
+
+// KubeconfigForToken writes a kubeconfig that authenticates with token.
+func (cp *ControlPlane) KubeconfigForToken(name, token string) string {
+	path := filepath.Join(cp.dir, "kubeconfig-"+name)
+	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: local
@@ -160,16 +171,11 @@ contexts:
 - name: local
   context: {cluster: local, user: admin}
 current-context: local
-`, cp.URL(), cp.token)
-		if err := os.WriteFile(cp.Kubeconfig, []byte(kc), 0o600); err != nil {
-			cp.t.Fatal(err)
-		}
-		client, err := kubernetes.NewForConfig(cp.RestConfig())
-		if err != nil {
-			cp.t.Fatal(err)
-		}
-		cp.Client = client
+`, cp.URL(), token)
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		cp.t.Fatal(err)
 	}
+	return path
 }
 
 // URL is the API server's address.
