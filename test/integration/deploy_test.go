@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -55,6 +59,8 @@ func TestTheDeployRBACIsEnough(t *testing.T) {
 				_, err = c.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
 			case *rbacv1.ClusterRoleBinding:
 				_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+			case *rbacv1.RoleBinding:
+				_, err = c.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
 			case *v1.ConfigMap:
 				config = o.Data["config.yaml"]
 			}
@@ -73,7 +79,11 @@ func TestTheDeployRBACIsEnough(t *testing.T) {
 		t.Fatal(err)
 	}
 	fw.CreateNode(t, c, "n1", "4", "8Gi", 110, nil)
-	s := fw.StartSchedulerArgs(t, cp, "--config", cfgPath, "--kubeconfig", cp.KubeconfigForToken("kubesched", tok.Status.Token))
+	saKubeconfig := cp.KubeconfigForToken("kubesched", tok.Status.Token)
+	securePort := fw.FreePort(t)
+	s := fw.StartSchedulerArgs(t, cp, "--config", cfgPath, "--kubeconfig", saKubeconfig,
+		"--secure-port", strconv.Itoa(securePort), "--bind-address", "127.0.0.1",
+		"--authentication-kubeconfig", saKubeconfig, "--authorization-kubeconfig", saKubeconfig)
 	fw.CreatePod(t, c, fw.PodSpec("default", "fits", "kubesched", "1", ""))
 	fw.CreatePod(t, c, fw.PodSpec("default", "too-big", "kubesched", "8", ""))
 	fw.Eventually(t, 60*time.Second, "the pod bound and the other marked unschedulable", func() (bool, error) {
@@ -104,9 +114,47 @@ func TestTheDeployRBACIsEnough(t *testing.T) {
 	if s.Exited() {
 		t.Error("kubesched exited")
 	}
+	// The HTTPS port: probes are open, /metrics needs an authorized user.
+	base := fmt.Sprintf("https://127.0.0.1:%d", securePort)
+	for _, tc := range []struct {
+		path, token string
+		want        []int
+	}{
+		{"/healthz", "", []int{200}},
+		{"/readyz", "", []int{200}},
+		{"/metrics", "", []int{401, 403}},
+		{"/metrics", cp.AdminToken(), []int{200}},
+	} {
+		fw.Eventually(t, 30*time.Second, tc.path+" over HTTPS", func() (bool, error) {
+			code, err := httpsGet(base+tc.path, tc.token)
+			for _, w := range tc.want {
+				if code == w {
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("status %d, %v; want %v", code, err, tc.want)
+		})
+	}
 	if log, err := os.ReadFile(s.LogPath); err != nil || bytes.Contains(log, []byte("forbidden")) {
 		t.Errorf("kubesched was refused something (%v); see %s", err, s.LogPath)
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func httpsGet(url, token string) (int, error) {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

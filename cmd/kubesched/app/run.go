@@ -2,14 +2,12 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-	certutil "k8s.io/client-go/util/cert"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
@@ -90,53 +87,31 @@ func (h *health) mux() *http.ServeMux {
 
 // serve starts the HTTPS and plain HTTP listeners; it returns when they listen.
 func serve(ctx context.Context, opts *options.Options, h *health) error {
-	logger := klog.FromContext(ctx)
 	handler := h.mux()
-	start := func(srv *http.Server, ln net.Listener, tlsOn bool) {
-		go func() {
-			var err error
-			if tlsOn {
-				err = srv.ServeTLS(ln, "", "")
-			} else {
-				err = srv.Serve(ln)
-			}
-			if err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logger.Error(err, "Serving stopped", "address", ln.Addr().String())
-			}
-		}()
-		go func() {
-			<-ctx.Done()
-			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(c)
-		}()
+	if err := serveSecurely(ctx, opts, handler); err != nil {
+		return err
 	}
-	if opts.SecurePort > 0 {
-		addr := net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.SecurePort))
-		host, _ := os.Hostname()
-		certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(host, []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
-		if err != nil {
-			return fmt.Errorf("generating a self-signed serving certificate: %w", err)
-		}
-		pair, err := tls.X509KeyPair(certPEM, keyPEM)
-		if err != nil {
-			return err
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("--secure-port: %w", err)
-		}
-		start(&http.Server{Handler: handler, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, ReadHeaderTimeout: 10 * time.Second}, ln, true)
-		logger.Info("Serving securely", "address", ln.Addr().String())
+	if opts.HTTPAddress == "" {
+		return nil
 	}
-	if opts.HTTPAddress != "" {
-		ln, err := net.Listen("tcp", opts.HTTPAddress)
-		if err != nil {
-			return fmt.Errorf("--http-address: %w", err)
-		}
-		start(&http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}, ln, false)
-		logger.Info("Serving insecurely", "address", ln.Addr().String())
+	ln, err := net.Listen("tcp", opts.HTTPAddress)
+	if err != nil {
+		return fmt.Errorf("--http-address: %w", err)
 	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	logger := klog.FromContext(ctx)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(err, "Serving stopped", "address", ln.Addr().String())
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(c)
+	}()
+	logger.Info("Serving insecurely", "address", ln.Addr().String())
 	return nil
 }
 

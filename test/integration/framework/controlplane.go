@@ -178,6 +178,9 @@ current-context: local
 	return path
 }
 
+// AdminToken is the bearer token of the admin user (system:masters).
+func (cp *ControlPlane) AdminToken() string { return cp.token }
+
 // URL is the API server's address.
 func (cp *ControlPlane) URL() string { return fmt.Sprintf("https://127.0.0.1:%d", cp.apiPort) }
 

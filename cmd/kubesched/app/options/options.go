@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/sets"
+	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
@@ -37,11 +38,14 @@ type Options struct {
 	// Seed seeds tie-breaking.
 	Seed int64
 
-	// Serving: HTTPS on BindAddress:SecurePort (0 disables), and plain
+	// Serving: HTTPS with delegated authentication and authorization, as
+	// kube-scheduler serves (--bind-address, --secure-port 10259, a
+	// self-signed certificate unless --tls-cert-file is given), and plain
 	// HTTP on HTTPAddress (empty disables; meant for loopback).
-	BindAddress string
-	SecurePort  int
-	HTTPAddress string
+	SecureServing  *apiserveroptions.SecureServingOptions
+	Authentication *apiserveroptions.DelegatingAuthenticationOptions
+	Authorization  *apiserveroptions.DelegatingAuthorizationOptions
+	HTTPAddress    string
 
 	// LeaderElection overrides the config file's leaderElection block for
 	// the flags that were set, as kube-scheduler's flags do.
@@ -71,10 +75,20 @@ func (o *Options) AddClusterFlags(fss *cliflag.NamedFlagSets) {
 // AddServerFlags adds the flags of the scheduler's own run: serving and
 // leader election, with kube-scheduler's names and defaults.
 func (o *Options) AddServerFlags(fss *cliflag.NamedFlagSets) {
-	fs := fss.FlagSet("secure serving")
-	fs.StringVar(&o.BindAddress, "bind-address", "0.0.0.0", "The IP address on which to listen for the --secure-port port.")
-	fs.IntVar(&o.SecurePort, "secure-port", 10259, "The port on which to serve HTTPS (healthz, readyz, livez, metrics) with a self-signed certificate. 0 disables it.")
-	fs.StringVar(&o.HTTPAddress, "http-address", "", "Also serve the same endpoints over plain HTTP on this address, e.g. 127.0.0.1:10251 (for local use; keep it on loopback).")
+	o.SecureServing = apiserveroptions.NewSecureServingOptions()
+	o.SecureServing.BindPort = 10259
+	o.SecureServing.ServerCert.CertDirectory = ""
+	o.SecureServing.ServerCert.PairName = "kubesched"
+	o.Authentication = apiserveroptions.NewDelegatingAuthenticationOptions()
+	o.Authentication.TolerateInClusterLookupFailure = true
+	o.Authentication.RemoteKubeConfigFileOptional = true
+	o.Authorization = apiserveroptions.NewDelegatingAuthorizationOptions()
+	o.Authorization.RemoteKubeConfigFileOptional = true
+	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	o.Authorization.AddFlags(fss.FlagSet("authorization"))
+	fs := fss.FlagSet("insecure serving")
+	fs.StringVar(&o.HTTPAddress, "http-address", "", "Also serve /healthz, /livez, /readyz and /metrics over plain HTTP without authentication on this address, e.g. 127.0.0.1:10251 (for local use; keep it on loopback).")
 	le := fss.FlagSet("leader election")
 	o.leFlags = le
 	le.BoolVar(ptrBool(&o.LeaderElection.LeaderElect), "leader-elect", true, "Start a leader election client and gain leadership before scheduling.")
@@ -156,6 +170,11 @@ func (o *Options) Validate() []error {
 		if _, err := os.Stat(f); err != nil {
 			errs = append(errs, fmt.Errorf("-f/--filename: %w", err))
 		}
+	}
+	if o.SecureServing != nil {
+		errs = append(errs, o.SecureServing.Validate()...)
+		errs = append(errs, o.Authentication.Validate()...)
+		errs = append(errs, o.Authorization.Validate()...)
 	}
 	if o.PodFile != "" {
 		if _, err := os.Stat(o.PodFile); err != nil {
