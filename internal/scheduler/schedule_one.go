@@ -80,6 +80,7 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		return
 	}
 	state := framework.NewCycleState()
+	state.RecordPluginMetrics = s.samplePluginMetrics()
 	cycle := s.Queue.SchedulingCycle()
 	start := s.clock.Now()
 	assumed, result, st := s.safeSchedulingCycle(ctx, state, fwk, pInfo)
@@ -103,6 +104,17 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 			}
 		}
 	}()
+}
+
+// pluginMetricsSamplePercent is upstream's share of cycles whose plugins
+// are timed one by one.
+const pluginMetricsSamplePercent = 10
+
+// samplePluginMetrics picks every tenth cycle: deterministic, and it never
+// draws from the seeded source that breaks ties.
+func (s *Scheduler) samplePluginMetrics() bool {
+	s.sampleCounter++
+	return s.sampleCounter%(100/pluginMetricsSamplePercent) == 1
 }
 
 // recordAttempt counts one attempt by its result.

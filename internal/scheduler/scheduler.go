@@ -52,6 +52,8 @@ type Scheduler struct {
 
 	percentageOfNodesToScore int32
 	nextStartNodeIndex       int
+	// sampleCounter picks one cycle in ten for per-plugin metrics.
+	sampleCounter int
 
 	bindings sync.WaitGroup
 }

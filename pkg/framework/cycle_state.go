@@ -28,6 +28,8 @@ type CycleState struct {
 	SkipFilterPlugins sets.Set[string]
 	// SkipScorePlugins are the plugins whose PreScore returned Skip.
 	SkipScorePlugins sets.Set[string]
+	// RecordPluginMetrics: this cycle is sampled for per-plugin durations.
+	RecordPluginMetrics bool
 }
 
 // NewCycleState returns an empty CycleState.
@@ -73,5 +75,6 @@ func (c *CycleState) Clone() *CycleState {
 	c.mu.RUnlock()
 	out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	out.SkipScorePlugins = c.SkipScorePlugins.Clone()
+	out.RecordPluginMetrics = c.RecordPluginMetrics
 	return out
 }

@@ -135,6 +135,7 @@ func TestReadyzAndMetrics(t *testing.T) {
 		"scheduler_schedule_attempts_total", "scheduler_scheduling_attempt_duration_seconds", "scheduler_pending_pods",
 		"scheduler_queue_incoming_pods_total", "scheduler_framework_extension_point_duration_seconds",
 		"scheduler_pod_scheduling_attempts", "scheduler_pod_scheduling_sli_duration_seconds", "scheduler_preemption_attempts_total",
+		"scheduler_plugin_execution_duration_seconds",
 	} {
 		if !strings.Contains(body, name) {
 			t.Errorf("/metrics lacks %s", name)

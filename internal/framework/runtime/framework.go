@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubesched/kubesched/internal/framework/parallelize"
+	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -429,7 +430,19 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 
 func (f *Framework) runPreFilter(ctx context.Context, pl framework.PreFilterPlugin, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (r *framework.PreFilterResult, st *framework.Status) {
 	defer recoverAsStatus(pl.Name(), "PreFilter", &st)
-	return pl.PreFilter(ctx, state, pod, nodes)
+	if !state.RecordPluginMetrics {
+		return pl.PreFilter(ctx, state, pod, nodes)
+	}
+	start := time.Now()
+	r, st = pl.PreFilter(ctx, state, pod, nodes)
+	observePlugin(pl.Name(), "PreFilter", st, start)
+	return r, st
+}
+
+// observePlugin records one plugin call's duration (sampled cycles only:
+// upstream samples 10% of cycles, so the hot path pays nothing otherwise).
+func observePlugin(plugin, point string, st *framework.Status, start time.Time) {
+	metrics.PluginExecutionDuration.WithLabelValues(plugin, point, st.Code().String()).Observe(time.Since(start).Seconds())
 }
 
 // RunFilterPlugins runs Filter on one node and returns the first rejection,
@@ -451,7 +464,13 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.Cycle
 
 func (f *Framework) runFilter(ctx context.Context, pl framework.FilterPlugin, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (st *framework.Status) {
 	defer recoverAsStatus(pl.Name(), "Filter", &st)
-	return pl.Filter(ctx, state, pod, ni)
+	if !state.RecordPluginMetrics {
+		return pl.Filter(ctx, state, pod, ni)
+	}
+	start := time.Now()
+	st = pl.Filter(ctx, state, pod, ni)
+	observePlugin(pl.Name(), "Filter", st, start)
+	return st
 }
 
 // RunFilterPluginsWithNominatedPods runs Filter twice when pods of equal or
@@ -519,7 +538,11 @@ func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) *framework.Status {
 	skip := sets.New[string]()
 	for _, pl := range f.preScore {
+		start := time.Now()
 		st := pl.PreScore(ctx, state, pod, nodes)
+		if state.RecordPluginMetrics {
+			observePlugin(pl.Name(), "PreScore", st, start)
+		}
 		if st.IsSkip() {
 			skip.Insert(pl.Name())
 			continue
@@ -594,13 +617,24 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 
 func runScore(ctx context.Context, pl framework.ScorePlugin, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (s int64, st *framework.Status) {
 	defer recoverAsStatus(pl.Name(), "Score", &st)
-	return pl.Score(ctx, state, pod, ni)
+	if !state.RecordPluginMetrics {
+		return pl.Score(ctx, state, pod, ni)
+	}
+	start := time.Now()
+	s, st = pl.Score(ctx, state, pod, ni)
+	observePlugin(pl.Name(), "Score", st, start)
+	return s, st
 }
 
 // RunReservePluginsReserve runs Reserve; the first failure stops.
 func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	for _, pl := range f.reserve {
-		if st := pl.Reserve(ctx, state, pod, node); !st.IsSuccess() {
+		start := time.Now()
+		st := pl.Reserve(ctx, state, pod, node)
+		if state.RecordPluginMetrics {
+			observePlugin(pl.Name(), "Reserve", st, start)
+		}
+		if !st.IsSuccess() {
 			return st.WithPlugin(pl.Name())
 		}
 	}
@@ -659,7 +693,12 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *framework.St
 // RunPreBindPlugins runs PreBind.
 func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	for _, pl := range f.preBind {
-		if st := pl.PreBind(ctx, state, pod, node); !st.IsSuccess() {
+		start := time.Now()
+		st := pl.PreBind(ctx, state, pod, node)
+		if state.RecordPluginMetrics {
+			observePlugin(pl.Name(), "PreBind", st, start)
+		}
+		if !st.IsSuccess() {
 			return st.WithPlugin(pl.Name())
 		}
 	}
@@ -670,7 +709,11 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.Cycl
 func (f *Framework) RunBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	var st *framework.Status
 	for _, pl := range f.bind {
+		start := time.Now()
 		st = pl.Bind(ctx, state, pod, node)
+		if state.RecordPluginMetrics {
+			observePlugin(pl.Name(), "Bind", st, start)
+		}
 		if st.IsSkip() {
 			continue
 		}
