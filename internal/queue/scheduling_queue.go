@@ -356,8 +356,10 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
-	if p, ok := q.inFlight[key]; ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
+	if _, ok := q.inFlight[key]; ok {
+		// The pod's cycle owns its QueuedPodInfo: do not touch it. If the
+		// cycle fails, the failure handler requeues the latest version
+		// read from the world.
 		return
 	}
 	q.moveToActiveQ(q.newQueuedPodInfo(newPod))

@@ -268,3 +268,29 @@ func TestPopReturnsOnClose(t *testing.T) {
 		t.Error("Pop on a closed queue returned no error")
 	}
 }
+
+func TestUpdatingAPodInFlightLeavesItsCycleAlone(t *testing.T) {
+	q, _ := newQueue(Options{})
+	pod := st.MakePod().Name("p").Obj()
+	q.Add(pod)
+	p, err := q.Pop(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := p.PodInfo
+	updated := pod.DeepCopy()
+	updated.Labels = map[string]string{"new": "label"}
+	done := make(chan struct{})
+	go func() {
+		q.Update(pod, updated) // concurrently with the cycle reading p (run with -race)
+		close(done)
+	}()
+	_ = p.Pod.Name
+	<-done
+	if p.PodInfo != before {
+		t.Error("Update replaced the PodInfo of a pod whose cycle is running")
+	}
+	if got := where(q, updated); got != "inflight" {
+		t.Errorf("the updated in-flight pod is in %s, want still in flight", got)
+	}
+}
