@@ -364,7 +364,12 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 	}
 	toFind := int(NumFeasibleNodesToFind(pct, int32(numAll)))
 	feasible := make([]*framework.NodeInfo, 0, toFind)
-	statuses := make([]*framework.Status, numAll)
+	// Cycles run one at a time: the status buffer is reused, so a search
+	// that stops after a few hundred of 5,000 nodes does not allocate 5,000.
+	if cap(s.statusBuf) < numAll {
+		s.statusBuf = make([]*framework.Status, numAll)
+	}
+	statuses := s.statusBuf[:numAll]
 	var firstErr atomic.Pointer[framework.Status]
 	start := s.nextStartNodeIndex % numAll
 	processed := 0
@@ -387,12 +392,18 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 			statuses[base+i] = st
 		})
 		if st := firstErr.Load(); st != nil {
+			clear(statuses[base : base+window])
 			return nil, st.AsError()
+		}
+		if err := ctx.Err(); err != nil {
+			clear(statuses[base : base+window])
+			return nil, err
 		}
 		for i := 0; i < window; i++ {
 			processed++
 			ni := nodes[(start+base+i)%numAll]
-			if st := statuses[base+i]; st.IsSuccess() {
+			st := statuses[base+i]
+			if st.IsSuccess() {
 				feasible = append(feasible, ni)
 				if len(feasible) == toFind {
 					break
@@ -404,6 +415,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 				}
 			}
 		}
+		clear(statuses[base : base+window]) // the buffer outlives the cycle
 	}
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % numAll
 	return feasible, nil

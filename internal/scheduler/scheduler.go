@@ -54,6 +54,8 @@ type Scheduler struct {
 	nextStartNodeIndex       int
 	// sampleCounter picks one cycle in ten for per-plugin metrics.
 	sampleCounter int
+	// statusBuf is findNodesThatPassFilters' per-node status buffer.
+	statusBuf []*framework.Status
 
 	bindings sync.WaitGroup
 }

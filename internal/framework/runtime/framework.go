@@ -604,8 +604,9 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 		}
 	}
 	out := make([]framework.NodePluginScores, len(nodes))
+	flat := make([]framework.PluginScore, len(nodes)*len(plugins)) // one allocation, sliced per node
 	for i, n := range nodes {
-		out[i] = framework.NodePluginScores{Name: n.NodeName(), Scores: make([]framework.PluginScore, len(plugins))}
+		out[i] = framework.NodePluginScores{Name: n.NodeName(), Scores: flat[i*len(plugins) : (i+1)*len(plugins) : (i+1)*len(plugins)]}
 		for j, pl := range plugins {
 			w := scores[j][i].Score * pl.weight
 			out[i].Scores[j] = framework.PluginScore{Name: pl.Name(), Score: w}
