@@ -106,8 +106,20 @@ var (
 		StabilityLevel: metrics.STABLE,
 	})
 
+	// PodsScheduledAfterFlush counts pods that were scheduled after the
+	// unschedulable flush, not a cluster event, brought them back: each
+	// one points at a cluster event no rejecting plugin registered for
+	// (a missing queueing hint). kubesched's own; kube-scheduler has none.
+	PodsScheduledAfterFlush = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem:      subsystem,
+		Name:           "pods_scheduled_after_flush_total",
+		Help:           "Number of pods scheduled after the periodic flush of unschedulable pods moved them, rather than a cluster event. A growing count means an event that could make pods schedulable is not registered by the plugin that rejected them.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	all = []metrics.Registerable{ScheduleAttempts, SchedulingAttemptDuration, PendingPods, QueueIncomingPods,
-		FrameworkExtensionPointDuration, PluginExecutionDuration, PodSchedulingAttempts, PodSchedulingSLIDuration, PreemptionAttempts}
+		FrameworkExtensionPointDuration, PluginExecutionDuration, PodSchedulingAttempts, PodSchedulingSLIDuration, PreemptionAttempts,
+		PodsScheduledAfterFlush}
 	once sync.Once
 )
 

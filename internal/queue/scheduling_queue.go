@@ -319,6 +319,7 @@ func (q *PriorityQueue) interested(p *framework.QueuedPodInfo, event framework.C
 
 func (q *PriorityQueue) movePodsLocked(pods []*framework.QueuedPodInfo, event framework.ClusterEvent) {
 	for _, p := range pods {
+		p.MovedByFlush = event.Label == framework.EventUnschedulableTimeout.Label
 		delete(q.unschedulable, qKey(p))
 		if q.isBackingOff(p) {
 			q.backoffQ.AddOrUpdate(p)

@@ -294,3 +294,35 @@ func TestUpdatingAPodInFlightLeavesItsCycleAlone(t *testing.T) {
 		t.Errorf("the updated in-flight pod is in %s, want still in flight", got)
 	}
 }
+
+func TestThePodsTheFlushMovesAreMarked(t *testing.T) {
+	tests := []struct {
+		name      string
+		move      func(q *PriorityQueue, clk *testingclock.FakeClock)
+		wantFlush bool
+	}{
+		{name: "a pod moved by a registered event is not marked", move: func(q *PriorityQueue, clk *testingclock.FakeClock) {
+			clk.Step(time.Minute)
+			q.MoveAllToActiveOrBackoffQueue(podDeletion)
+		}},
+		{name: "a pod moved by the five-minute flush is marked", wantFlush: true, move: func(q *PriorityQueue, clk *testingclock.FakeClock) {
+			clk.Step(DefaultPodMaxInUnschedulablePodsDuration)
+			q.FlushUnschedulablePodsLeftover()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, clk := newQueue(Options{})
+			q.Add(st.MakePod().Name("p").Obj())
+			failOnce(t, q, "NodeResourcesFit")
+			tt.move(q, clk)
+			p, err := q.Pop(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.MovedByFlush != tt.wantFlush {
+				t.Errorf("MovedByFlush = %v, want %v", p.MovedByFlush, tt.wantFlush)
+			}
+		})
+	}
+}

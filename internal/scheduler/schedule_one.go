@@ -98,6 +98,9 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		st := s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
 		s.recordAttempt(fwk, st, start)
 		if st.IsSuccess() {
+			if pInfo.MovedByFlush {
+				metrics.PodsScheduledAfterFlush.Inc()
+			}
 			metrics.PodSchedulingAttempts.Observe(float64(pInfo.Attempts))
 			if pInfo.InitialAttemptTimestamp != nil {
 				metrics.PodSchedulingSLIDuration.WithLabelValues(strconv.Itoa(pInfo.Attempts)).Observe(s.clock.Since(*pInfo.InitialAttemptTimestamp).Seconds())

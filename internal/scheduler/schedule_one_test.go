@@ -10,12 +10,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-base/metrics/testutil"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kubesched/kubesched/internal/cluster/memory"
 	"github.com/kubesched/kubesched/internal/config"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -339,5 +341,34 @@ func TestAPodDeletedWhileBindingIsNeitherRequeuedNorCounted(t *testing.T) {
 	}
 	if _, pods := e.sched.Cache.Counts(); pods != 0 {
 		t.Errorf("cache holds %d pods, want 0", pods)
+	}
+}
+
+// TestAPodHelpedOnlyByTheFlushIsCounted: a pod rejected by NodeAffinity
+// waits for node events; here the node changes without an event reaching
+// the queue (as when no rejecting plugin registered for it), so only the
+// five-minute flush retries the pod, and its success is counted in
+// scheduler_pods_scheduled_after_flush_total.
+func TestAPodHelpedOnlyByTheFlushIsCounted(t *testing.T) {
+	metrics.Register()
+	before, _ := testutil.GetCounterMetricValue(metrics.PodsScheduledAfterFlush)
+	e := newEnv(t, nil, nil)
+	e.add(t, st.MakeNode().Name("n").Label("pool", "a").Obj(), st.MakePod().Name("p").NodeSelector("pool", "b").Obj())
+	e.drain()
+	if _, _, u := e.sched.Queue.Counts(); u != 1 {
+		t.Fatalf("unschedulablePods holds %d pods, want 1", u)
+	}
+	// Change the node behind the scheduler's back (no event), as a
+	// missing queueing hint would look: only the flush retries the pod.
+	e.sched.Cache.UpdateNode(nil, st.MakeNode().Name("n").Label("pool", "b").Obj())
+	e.clock.Step(5 * time.Minute)
+	e.sched.Queue.FlushUnschedulablePodsLeftover()
+	e.drain()
+	if got := e.pod(t, "p").Spec.NodeName; got != "n" {
+		t.Fatalf("pod bound to %q after the flush, want n", got)
+	}
+	after, _ := testutil.GetCounterMetricValue(metrics.PodsScheduledAfterFlush)
+	if after-before != 1 {
+		t.Errorf("scheduler_pods_scheduled_after_flush_total grew by %v, want 1", after-before)
 	}
 }

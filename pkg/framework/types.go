@@ -27,6 +27,9 @@ type QueuedPodInfo struct {
 	GatingPlugin string
 	// BackoffExpiration caches the computed expiry.
 	BackoffExpiration time.Time
+	// MovedByFlush is set when the unschedulable flush, not a cluster
+	// event, brought the pod back for its current attempt.
+	MovedByFlush bool
 }
 
 // ActionType is what happened to a resource.
