@@ -64,9 +64,9 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 		diagnosis.PreFilterMsg = st.Message()
 		diagnosis.NodeToStatus.AbsentNodesStatus = st
 	default:
-		restricted := framework.NewStatus(framework.UnschedulableAndUnresolvable)
+		var restricted *framework.Status
 		if !pfr.AllNodes() {
-			restricted = framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", pfr.Restrictors))
+			restricted = restrictionStatus(pfr)
 			diagnosis.NodeToStatus.AbsentNodesStatus = restricted
 		}
 		for _, ni := range all {

@@ -323,12 +323,17 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 				nodes = append(nodes, n)
 			}
 		}
-		diagnosis.NodeToStatus.AbsentNodesStatus = framework.NewStatus(framework.UnschedulableAndUnresolvable,
-			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", pfr.Restrictors))
+		diagnosis.NodeToStatus.AbsentNodesStatus = restrictionStatus(pfr)
 		diagnosis.UnschedulablePlugins.Insert(pfr.Restrictors...)
 	}
 	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes)
 	return feasible, diagnosis, err
+}
+
+// restrictionStatus is the status of the nodes a PreFilter result cut,
+// with upstream's message.
+func restrictionStatus(pfr *framework.PreFilterResult) *framework.Status {
+	return framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", pfr.Restrictors))
 }
 
 // NumFeasibleNodesToFind is upstream's adaptive bound: all nodes below 100;

@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -195,9 +194,6 @@ func (n *NodeInfo) Snapshot() *NodeInfo {
 	}
 	return out
 }
-
-// PodKey identifies a pod across updates.
-func PodKey(pod *v1.Pod) types.UID { return pod.UID }
 
 // HostPortInfo records host ports in use: ip -> protocol/port.
 type HostPortInfo map[string]map[ProtocolPort]struct{}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -117,7 +116,7 @@ func serve(ctx context.Context, opts *options.Options, h *health) error {
 
 // runScheduler is kube-scheduler's job: connect, watch, wait for the caches,
 // win the lease (when enabled), schedule until ctx ends or the lease is lost.
-func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *options.Options, _ io.Writer) error {
+func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *options.Options) error {
 	cfg := cc.ComponentConfig
 	logger := klog.FromContext(ctx)
 	restCfg, err := restConfig(cfg.ClientConnection)

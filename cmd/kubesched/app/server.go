@@ -70,7 +70,7 @@ It reads the same KubeSchedulerConfiguration and binds through the same API.
 			if err != nil {
 				return err
 			}
-			return runScheduler(cmd.Context(), cc, opts, s.errOut)
+			return runScheduler(cmd.Context(), cc, opts)
 		},
 	}
 	cmd.SetOut(s.out)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
 
@@ -274,9 +275,6 @@ func (f *Framework) QueueSortFunc() func(a, b *framework.QueuedPodInfo) bool {
 // QueueSortName names the queue sort plugin (profiles must agree on it).
 func (f *Framework) QueueSortName() string { return f.queueSort[0].Name() }
 
-// Plugin returns an instantiated plugin by name.
-func (f *Framework) Plugin(name string) framework.Plugin { return f.plugins[name] }
-
 // ListPlugins returns the plugin names per extension point, in run order;
 // score plugins carry their weight, e.g. "NodeAffinity(2)".
 func (f *Framework) ListPlugins() map[string][]string {
@@ -483,9 +481,9 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 	}
 	nominated := f.opts.Nominator.NominatedPodsForNode(info.NodeName())
 	var add []*framework.PodInfo
-	prio := podPriority(pod)
+	prio := corev1helpers.PodPriority(pod)
 	for _, pi := range nominated {
-		if pi.Pod.UID != pod.UID && podPriority(pi.Pod) >= prio {
+		if pi.Pod.UID != pod.UID && corev1helpers.PodPriority(pi.Pod) >= prio {
 			add = append(add, pi)
 		}
 	}
@@ -728,16 +726,6 @@ func (f *Framework) RunPostBindPlugins(ctx context.Context, state *framework.Cyc
 	for _, pl := range f.postBind {
 		pl.PostBind(ctx, state, pod, node)
 	}
-}
-
-// FilterPluginNames lists the Filter plugins in order.
-func (f *Framework) FilterPluginNames() []string { return namesOf(f.filter) }
-
-func podPriority(pod *v1.Pod) int32 {
-	if pod.Spec.Priority != nil {
-		return *pod.Spec.Priority
-	}
-	return 0
 }
 
 // recoverAsStatus turns a plugin panic into an Error status, so one bad pod

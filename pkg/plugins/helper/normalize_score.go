@@ -33,11 +33,3 @@ func DefaultNormalizeScore(maxPriority int64, reverse bool, scores framework.Nod
 	}
 	return nil
 }
-
-// PodPriority reads a priority pointer, 0 when unset.
-func PodPriority(prio *int32) int32 {
-	if prio == nil {
-		return 0
-	}
-	return *prio
-}

@@ -200,12 +200,6 @@ func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []Insuffici
 	return out
 }
 
-// Fits reports whether pod fits ni by resources (used by tests and preemption).
-func Fits(pod *v1.Pod, ni *framework.NodeInfo) []InsufficientResource {
-	f := &Fit{}
-	return f.fitsRequest(computePodResourceRequest(pod), ni)
-}
-
 type preScoreState struct {
 	podRequests []int64
 }
