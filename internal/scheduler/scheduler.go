@@ -65,6 +65,7 @@ type options struct {
 	seed  int64
 	// percentageOfNodesToScore overrides the configuration (explain uses 100).
 	percentage *int32
+	listers    *framework.Listers
 }
 
 // Option configures New.
@@ -72,6 +73,9 @@ type Option func(*options)
 
 // WithClock sets the clock every timer uses.
 func WithClock(c clock.WithTickerAndDelayedExecution) Option { return func(o *options) { o.clock = c } }
+
+// WithListers gives plugins the cluster's other objects.
+func WithListers(l framework.Listers) Option { return func(o *options) { o.listers = &l } }
 
 // WithSeed seeds the tie-breaking random source.
 func WithSeed(seed int64) Option { return func(o *options) { o.seed = seed } }
@@ -122,6 +126,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			Parallelism:   int(*cfg.Parallelism),
 			Clock:         o.clock,
 			Nominator:     nominator,
+			Listers:       o.listers,
+			World:         world,
 		})
 		if err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/queue"
 	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // Epoch is the virtual time a simulation starts at, so output never
@@ -38,7 +39,11 @@ type World struct {
 func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*World, error) {
 	clk := testingclock.NewFakeClock(Epoch)
 	store := memory.NewStore(clk)
-	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed)}, opts...)
+	listers, err := framework.StaticListers(c.Objects()...)
+	if err != nil {
+		return nil, err
+	}
+	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers)}, opts...)
 	sched, err := scheduler.New(ctx, cfg, registry, store, opts...)
 	if err != nil {
 		return nil, err

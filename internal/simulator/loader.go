@@ -16,7 +16,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -35,6 +37,9 @@ type Cluster struct {
 	ReplicaSets     []*appsv1.ReplicaSet
 	StatefulSets    []*appsv1.StatefulSet
 	RCs             []*v1.ReplicationController
+	// Others are the other objects plugins read: PodDisruptionBudgets,
+	// PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes.
+	Others []interface{}
 	// Skipped counts objects of kinds the simulator does not use, by kind.
 	Skipped map[string]int
 	// Sources says where each pod came from (namespace/name -> file#doc).
@@ -225,15 +230,39 @@ func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
 		c.StatefulSets = append(c.StatefulSets, o)
 	case *v1.ReplicationController:
 		c.RCs = append(c.RCs, o)
+	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode:
+		c.Others = append(c.Others, o)
 	default:
 		c.Skipped[kind]++
 	}
 	return nil
 }
 
+// Objects lists the objects plugins read through listers.
+func (c *Cluster) Objects() []interface{} {
+	var out []interface{}
+	for _, o := range c.Namespaces {
+		out = append(out, o)
+	}
+	for _, o := range c.Services {
+		out = append(out, o)
+	}
+	for _, o := range c.ReplicaSets {
+		out = append(out, o)
+	}
+	for _, o := range c.StatefulSets {
+		out = append(out, o)
+	}
+	for _, o := range c.RCs {
+		out = append(out, o)
+	}
+	return append(out, c.Others...)
+}
+
 func known(kind string) bool {
 	switch kind {
-	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController":
+	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
+		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode":
 		return true
 	}
 	return false

@@ -71,7 +71,21 @@ func RunScore(pl framework.Plugin, pod *v1.Pod, nodes ...*framework.NodeInfo) (m
 type FakeHandle struct {
 	framework.Handle
 	Lister framework.SharedLister
+	// Objects are served by Listers (namespaces, services, ...).
+	Objects []interface{}
 }
+
+// Listers implements framework.Handle.
+func (h FakeHandle) Listers() framework.Listers {
+	l, err := framework.StaticListers(h.Objects...)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+// Parallelism implements framework.Handle.
+func (h FakeHandle) Parallelism() int { return 2 }
 
 // SnapshotSharedLister implements framework.Handle.
 func (h FakeHandle) SnapshotSharedLister() framework.SharedLister { return h.Lister }

@@ -217,6 +217,23 @@ type Handle interface {
 	IterateOverWaitingPods(fn func(WaitingPod))
 	GetWaitingPod(uid string) WaitingPod
 	Parallelism() int
+	// Listers reads cluster objects other than nodes and pods.
+	Listers() Listers
+	// NominatedPodsForNode lists the pods nominated to a node (preemptors
+	// waiting for their victims to go).
+	NominatedPodsForNode(nodeName string) []*PodInfo
+	// Evict deletes a preemption victim.
+	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
+	// ClearNominatedNodeName clears a pod's status.nominatedNodeName.
+	ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) error
+	// RunFilterPluginsWithNominatedPods runs the Filter plugins on a node,
+	// as if the higher-or-equal priority pods nominated to it were there.
+	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status
+	// RunPreFilterExtensionAddPod and RunPreFilterExtensionRemovePod update
+	// the PreFilter state of every plugin for a pod added to or removed
+	// from a node speculatively.
+	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
 }
 
 // PluginFactory builds a plugin from its (decoded, defaulted) args.

@@ -34,6 +34,8 @@ type PodInfo struct {
 	NonZeroCPU, NonZeroMem int64
 	// HostPorts are the host ports the pod's containers use.
 	HostPorts []v1.ContainerPort
+	// The pod's inter-pod affinity, parsed once.
+	affinityTerms
 }
 
 var nonZeroDefaults = v1.ResourceList{
@@ -49,6 +51,7 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi.NonZeroCPU = nz.Cpu().MilliValue()
 	pi.NonZeroMem = nz.Memory().Value()
 	pi.HostPorts = HostPortsOf(pod)
+	pi.parseAffinity()
 	return pi
 }
 
@@ -93,6 +96,10 @@ type NodeInfo struct {
 	// ImageStates are the images on this node, with cluster-wide node counts
 	// (filled by the snapshot).
 	ImageStates map[string]*ImageStateSummary
+	// PodsWithAffinity are the pods with any pod (anti-)affinity.
+	PodsWithAffinity []*PodInfo
+	// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
+	PodsWithRequiredAntiAffinity []*PodInfo
 	// Generation changes on every mutation.
 	Generation int64
 }
@@ -133,6 +140,12 @@ func (n *NodeInfo) AddPod(pod *v1.Pod) { n.AddPodInfo(NewPodInfo(pod)) }
 // AddPodInfo adds a pod whose PodInfo is already computed.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
+	if HasAffinity(pi.Pod) {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+	}
+	if pi.HasRequiredAntiAffinity() {
+		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+	}
 	n.update(pi, 1)
 }
 
@@ -144,11 +157,25 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 			n.Pods[i] = n.Pods[last]
 			n.Pods[last] = nil
 			n.Pods = n.Pods[:last]
+			n.PodsWithAffinity = removeFrom(n.PodsWithAffinity, pod)
+			n.PodsWithRequiredAntiAffinity = removeFrom(n.PodsWithRequiredAntiAffinity, pod)
 			n.update(pi, -1)
 			return nil
 		}
 	}
 	return fmt.Errorf("no pod %s/%s (uid %s) on node %s", pod.Namespace, pod.Name, pod.UID, n.NodeName())
+}
+
+func removeFrom(list []*PodInfo, pod *v1.Pod) []*PodInfo {
+	for i, pi := range list {
+		if pi.Pod.UID == pod.UID {
+			last := len(list) - 1
+			list[i] = list[last]
+			list[last] = nil
+			return list[:last]
+		}
+	}
+	return list
 }
 
 func (n *NodeInfo) update(pi *PodInfo, sign int64) {
@@ -183,14 +210,16 @@ func (n *NodeInfo) NodeName() string {
 // Snapshot returns a copy that shares the (immutable) pods and node.
 func (n *NodeInfo) Snapshot() *NodeInfo {
 	out := &NodeInfo{
-		node:             n.node,
-		Pods:             append([]*PodInfo(nil), n.Pods...),
-		Requested:        *n.Requested.Clone(),
-		NonZeroRequested: *n.NonZeroRequested.Clone(),
-		Allocatable:      *n.Allocatable.Clone(),
-		UsedPorts:        n.UsedPorts.Clone(),
-		ImageStates:      n.ImageStates,
-		Generation:       n.Generation,
+		node:                         n.node,
+		Pods:                         append([]*PodInfo(nil), n.Pods...),
+		PodsWithAffinity:             append([]*PodInfo(nil), n.PodsWithAffinity...),
+		PodsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...),
+		Requested:                    *n.Requested.Clone(),
+		NonZeroRequested:             *n.NonZeroRequested.Clone(),
+		Allocatable:                  *n.Allocatable.Clone(),
+		UsedPorts:                    n.UsedPorts.Clone(),
+		ImageStates:                  n.ImageStates,
+		Generation:                   n.Generation,
 	}
 	return out
 }

@@ -5,11 +5,13 @@ import (
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/pkg/plugins/defaultbinder"
 	"github.com/kubesched/kubesched/pkg/plugins/imagelocality"
+	"github.com/kubesched/kubesched/pkg/plugins/interpodaffinity"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
 	"github.com/kubesched/kubesched/pkg/plugins/nodename"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeports"
 	"github.com/kubesched/kubesched/pkg/plugins/noderesources"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeunschedulable"
+	"github.com/kubesched/kubesched/pkg/plugins/podtopologyspread"
 	"github.com/kubesched/kubesched/pkg/plugins/queuesort"
 	"github.com/kubesched/kubesched/pkg/plugins/schedulinggates"
 	"github.com/kubesched/kubesched/pkg/plugins/tainttoleration"
@@ -28,6 +30,8 @@ func NewInTreeRegistry() runtime.Registry {
 		noderesources.FitName:                noderesources.NewFit,
 		noderesources.BalancedAllocationName: noderesources.NewBalancedAllocation,
 		imagelocality.Name:                   imagelocality.New,
+		podtopologyspread.Name:               podtopologyspread.New,
+		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
 	}
 }

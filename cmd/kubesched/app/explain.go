@@ -137,6 +137,6 @@ func liveCluster(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, 
 		return nil, nil, err
 	}
 	c := &simulator.Cluster{Nodes: objs.Nodes, Pods: objs.Pods, Namespaces: objs.Namespaces, Services: objs.Services,
-		Skipped: map[string]int{}, Sources: map[string]string{}}
+		Others: objs.Others, Skipped: map[string]int{}, Sources: map[string]string{}}
 	return c, pod, nil
 }

@@ -129,11 +129,11 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	}
 	metrics.Register()
 	world := kube.NewWorld(client)
-	sched, err := scheduler.New(ctx, cfg, cc.Registry, world, scheduler.WithSeed(time.Now().UnixNano()))
+	informers := kube.NewInformers(client)
+	sched, err := scheduler.New(ctx, cfg, cc.Registry, world, scheduler.WithSeed(time.Now().UnixNano()), scheduler.WithListers(informers.Listers()))
 	if err != nil {
 		return err
 	}
-	informers := kube.NewInformers(client)
 	if err := informers.AddHandlers(sched, world); err != nil {
 		return err
 	}

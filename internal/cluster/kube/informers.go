@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubesched/kubesched/internal/cluster"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // Informers are the scheduler's shared informers: all nodes, and the pods
@@ -95,6 +96,25 @@ func unwrap(obj interface{}) interface{} {
 		return d.Obj
 	}
 	return obj
+}
+
+// Listers returns the listers plugins read (and registers their
+// informers, so call it before Start): namespaces, Services and
+// controllers, PodDisruptionBudgets, and storage objects.
+func (i *Informers) Listers() framework.Listers {
+	f := i.nodes
+	return framework.Listers{
+		Namespaces:             f.Core().V1().Namespaces().Lister(),
+		Services:               f.Core().V1().Services().Lister(),
+		ReplicationControllers: f.Core().V1().ReplicationControllers().Lister(),
+		ReplicaSets:            f.Apps().V1().ReplicaSets().Lister(),
+		StatefulSets:           f.Apps().V1().StatefulSets().Lister(),
+		PodDisruptionBudgets:   f.Policy().V1().PodDisruptionBudgets().Lister(),
+		PersistentVolumeClaims: f.Core().V1().PersistentVolumeClaims().Lister(),
+		PersistentVolumes:      f.Core().V1().PersistentVolumes().Lister(),
+		StorageClasses:         f.Storage().V1().StorageClasses().Lister(),
+		CSINodes:               f.Storage().V1().CSINodes().Lister(),
+	}
 }
 
 // Start starts the informers until ctx ends.

@@ -12,7 +12,9 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -176,6 +178,60 @@ func ListCluster(ctx context.Context, client kubernetes.Interface) (*ClusterObje
 	for i := range svcs.Items {
 		out.Services = append(out.Services, &svcs.Items[i])
 	}
+	// Controllers, budgets and storage objects: explain shows what the
+	// scheduler would decide, and its plugins read these.
+	lists := []struct {
+		what string
+		list func() ([]interface{}, error)
+	}{
+		{"replicasets", func() ([]interface{}, error) {
+			return items(client.AppsV1().ReplicaSets("").List(ctx, metav1.ListOptions{}))
+		}},
+		{"statefulsets", func() ([]interface{}, error) {
+			return items(client.AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{}))
+		}},
+		{"replicationcontrollers", func() ([]interface{}, error) {
+			return items(client.CoreV1().ReplicationControllers("").List(ctx, metav1.ListOptions{}))
+		}},
+		{"poddisruptionbudgets", func() ([]interface{}, error) {
+			return items(client.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{}))
+		}},
+		{"persistentvolumeclaims", func() ([]interface{}, error) {
+			return items(client.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{}))
+		}},
+		{"persistentvolumes", func() ([]interface{}, error) {
+			return items(client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{}))
+		}},
+		{"storageclasses", func() ([]interface{}, error) {
+			return items(client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{}))
+		}},
+		{"csinodes", func() ([]interface{}, error) {
+			return items(client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{}))
+		}},
+	}
+	for _, l := range lists {
+		objs, err := l.list()
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", l.what, err)
+		}
+		out.Others = append(out.Others, objs...)
+	}
+	return out, nil
+}
+
+// items returns pointers to a typed list's items.
+func items(list runtime.Object, err error) ([]interface{}, error) {
+	if err != nil {
+		return nil, err
+	}
+	objs, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]interface{}, len(objs))
+	for i, o := range objs {
+		out[i] = o
+	}
 	return out, nil
 }
 
@@ -185,4 +241,6 @@ type ClusterObjects struct {
 	Pods       []*v1.Pod
 	Namespaces []*v1.Namespace
 	Services   []*v1.Service
+	// Others are controllers, budgets and storage objects.
+	Others []interface{}
 }

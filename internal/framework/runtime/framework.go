@@ -44,6 +44,15 @@ type Options struct {
 		HasNominatedPods() bool
 		NominatedPodsForNode(node string) []*framework.PodInfo
 	}
+	// Listers read namespaces, services, controllers, PDBs and storage
+	// objects; empty when unset.
+	Listers *framework.Listers
+	// World deletes preemption victims and clears nominations; nil makes
+	// both no-ops (explain, tests).
+	World interface {
+		Evict(ctx context.Context, victim, preemptor *v1.Pod) error
+		UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
+	}
 }
 
 type weightedScore struct {
@@ -157,6 +166,10 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.Listers == nil {
+		l := framework.EmptyListers()
+		opts.Listers = &l
 	}
 	f := &Framework{
 		name: prof.SchedulerName, percentage: prof.PercentageOfNodesToScore, opts: opts,
@@ -342,6 +355,34 @@ func (f *Framework) Binder() framework.Binder { return f.opts.Binder }
 // EventRecorder implements framework.Handle.
 func (f *Framework) EventRecorder() events.EventRecorder { return f.opts.EventRecorder }
 
+// Listers implements framework.Handle.
+func (f *Framework) Listers() framework.Listers { return *f.opts.Listers }
+
+// NominatedPodsForNode implements framework.Handle.
+func (f *Framework) NominatedPodsForNode(node string) []*framework.PodInfo {
+	if f.opts.Nominator == nil {
+		return nil
+	}
+	return f.opts.Nominator.NominatedPodsForNode(node)
+}
+
+// Evict implements framework.Handle.
+func (f *Framework) Evict(ctx context.Context, victim, preemptor *v1.Pod) error {
+	if f.opts.World == nil {
+		return nil
+	}
+	return f.opts.World.Evict(ctx, victim, preemptor)
+}
+
+// ClearNominatedNodeName implements framework.Handle.
+func (f *Framework) ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) error {
+	if f.opts.World == nil || pod.Status.NominatedNodeName == "" {
+		return nil
+	}
+	empty := ""
+	return f.opts.World.UpdatePodStatus(ctx, pod, nil, &empty)
+}
+
 // Parallelism implements framework.Handle.
 func (f *Framework) Parallelism() int { return f.parallelizer.Parallelism() }
 
@@ -494,18 +535,38 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 	stateWith := state.Clone()
 	for _, pi := range add {
 		withNominated.AddPodInfo(pi)
-		for _, pl := range f.preFilter {
-			if ext := pl.PreFilterExtensions(); ext != nil && !stateWith.SkipFilterPlugins.Has(pl.Name()) {
-				if st := ext.AddPod(ctx, stateWith, pod, pi, withNominated); !st.IsSuccess() {
-					return st.WithPlugin(pl.Name())
-				}
-			}
+		if st := f.RunPreFilterExtensionAddPod(ctx, stateWith, pod, pi, withNominated); !st.IsSuccess() {
+			return st
 		}
 	}
 	if st := f.RunFilterPlugins(ctx, stateWith, pod, withNominated); !st.IsSuccess() {
 		return st
 	}
 	return f.RunFilterPlugins(ctx, state, pod, info)
+}
+
+// RunPreFilterExtensionAddPod implements framework.Handle.
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, add *framework.PodInfo, info *framework.NodeInfo) *framework.Status {
+	for _, pl := range f.preFilter {
+		if ext := pl.PreFilterExtensions(); ext != nil && !state.SkipFilterPlugins.Has(pl.Name()) {
+			if st := ext.AddPod(ctx, state, pod, add, info); !st.IsSuccess() {
+				return st.WithPlugin(pl.Name())
+			}
+		}
+	}
+	return nil
+}
+
+// RunPreFilterExtensionRemovePod implements framework.Handle.
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, remove *framework.PodInfo, info *framework.NodeInfo) *framework.Status {
+	for _, pl := range f.preFilter {
+		if ext := pl.PreFilterExtensions(); ext != nil && !state.SkipFilterPlugins.Has(pl.Name()) {
+			if st := ext.RemovePod(ctx, state, pod, remove, info); !st.IsSuccess() {
+				return st.WithPlugin(pl.Name())
+			}
+		}
+	}
+	return nil
 }
 
 // RunPostFilterPlugins runs PostFilter until one succeeds.

@@ -131,3 +131,12 @@ func (t *compiledTerm) match(node *v1.Node, set labels.Set) bool {
 	}
 	return true
 }
+
+// RequiredMatcher is a pod's nodeSelector and required node affinity,
+// compiled for allocation-free matching (PodTopologySpread's node
+// inclusion, preemption).
+type RequiredMatcher = requiredMatcher
+
+// CompileRequired compiles pod's nodeSelector and required node affinity;
+// it answers as component-helpers' GetRequiredNodeAffinity(pod).Match.
+func CompileRequired(pod *v1.Pod) RequiredMatcher { return compileRequired(pod) }

@@ -1,0 +1,131 @@
+// Package interpodaffinity holds InterPodAffinity: required pod affinity
+// and anti-affinity (the pod's own, and existing pods' anti-affinity
+// against it) filter nodes; preferred terms on both sides, and existing
+// pods' required affinity (hardPodAffinityWeight), score them.
+package interpodaffinity
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/internal/config"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Name of the plugin.
+const Name = "InterPodAffinity"
+
+// Upstream's reasons.
+const (
+	ErrReasonExistingAntiAffinityRulesNotMatch = "node(s) didn't satisfy existing pods anti-affinity rules"
+	ErrReasonAffinityRulesNotMatch             = "node(s) didn't match pod affinity rules"
+	ErrReasonAntiAffinityRulesNotMatch         = "node(s) didn't match pod anti-affinity rules"
+)
+
+// InterPodAffinity is a PreFilter, Filter, PreScore and Score plugin.
+type InterPodAffinity struct {
+	handle framework.Handle
+	args   configv1.InterPodAffinityArgs
+}
+
+var (
+	_ framework.PreFilterPlugin   = &InterPodAffinity{}
+	_ framework.FilterPlugin      = &InterPodAffinity{}
+	_ framework.PreScorePlugin    = &InterPodAffinity{}
+	_ framework.ScorePlugin       = &InterPodAffinity{}
+	_ framework.EnqueueExtensions = &InterPodAffinity{}
+)
+
+// New builds the plugin from InterPodAffinityArgs.
+func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args := &configv1.InterPodAffinityArgs{}
+	if obj != nil {
+		a, ok := obj.(*configv1.InterPodAffinityArgs)
+		if !ok {
+			return nil, fmt.Errorf("want args to be of type InterPodAffinityArgs, got %T", obj)
+		}
+		if a != nil {
+			args = a.DeepCopy()
+		}
+	}
+	config.SetDefaultsArgs(args)
+	return &InterPodAffinity{handle: h, args: *args}, nil
+}
+
+// Name implements framework.Plugin.
+func (*InterPodAffinity) Name() string { return Name }
+
+// EventsToRegister: pods coming, going or relabeled, and nodes gaining
+// labels (topology domains), can satisfy a term that failed.
+func (*InterPodAffinity) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
+	return []framework.ClusterEvent{
+		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
+		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
+		{Resource: framework.Namespace, ActionType: framework.Add | framework.Update},
+	}, nil
+}
+
+// resolveNamespaces returns copies of the incoming pod's terms whose
+// namespaceSelector is replaced by the names of the namespaces it selects
+// now (as upstream merges them), so that matching an existing pod needs no
+// namespace lookup. An empty selector ({}: every namespace) is kept.
+func (pl *InterPodAffinity) resolveNamespaces(terms []framework.AffinityTerm) ([]framework.AffinityTerm, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	out := make([]framework.AffinityTerm, len(terms))
+	copy(out, terms)
+	for i := range out {
+		t := &out[i]
+		if t.NamespaceSelector.Empty() {
+			continue
+		}
+		nsl := pl.handle.Listers().Namespaces
+		t.Namespaces = t.Namespaces.Clone()
+		if nsl != nil {
+			nss, err := nsl.List(t.NamespaceSelector)
+			if err != nil {
+				return nil, err
+			}
+			for _, ns := range nss {
+				t.Namespaces.Insert(ns.Name)
+			}
+		}
+		t.NamespaceSelector = labels.Nothing()
+	}
+	return out, nil
+}
+
+func resolveWeighted(pl *InterPodAffinity, terms []framework.WeightedAffinityTerm) ([]framework.WeightedAffinityTerm, error) {
+	plain := make([]framework.AffinityTerm, len(terms))
+	for i := range terms {
+		plain[i] = terms[i].AffinityTerm
+	}
+	resolved, err := pl.resolveNamespaces(plain)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]framework.WeightedAffinityTerm, len(terms))
+	for i := range terms {
+		out[i] = framework.WeightedAffinityTerm{AffinityTerm: resolved[i], Weight: terms[i].Weight}
+	}
+	return out, nil
+}
+
+// matchesAll is true when pod matches every term (and there is one).
+func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(pod, nil) {
+			return false
+		}
+	}
+	return true
+}

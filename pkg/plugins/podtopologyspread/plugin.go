@@ -1,0 +1,277 @@
+// Package podtopologyspread holds PodTopologySpread: DoNotSchedule
+// constraints filter nodes whose domain would exceed maxSkew; ScheduleAnyway
+// constraints (and, for pods with none, the system default spreading over
+// the pods of the same Service or controller) score nodes by how few
+// matching pods their domains hold.
+package podtopologyspread
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/internal/config"
+	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
+)
+
+// Name of the plugin.
+const Name = "PodTopologySpread"
+
+// Upstream's reasons.
+const (
+	ErrReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints"
+	ErrReasonNodeLabelNotMatch   = ErrReasonConstraintsNotMatch + " (missing required label)"
+)
+
+// systemDefaultConstraints are upstream's defaults for defaultingType System.
+var systemDefaultConstraints = []v1.TopologySpreadConstraint{
+	{TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 3},
+	{TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 5},
+}
+
+// PodTopologySpread is a PreFilter, Filter, PreScore and Score plugin.
+type PodTopologySpread struct {
+	handle             framework.Handle
+	defaultConstraints []v1.TopologySpreadConstraint
+	systemDefaulted    bool
+}
+
+var (
+	_ framework.PreFilterPlugin   = &PodTopologySpread{}
+	_ framework.FilterPlugin      = &PodTopologySpread{}
+	_ framework.PreScorePlugin    = &PodTopologySpread{}
+	_ framework.ScorePlugin       = &PodTopologySpread{}
+	_ framework.EnqueueExtensions = &PodTopologySpread{}
+)
+
+// New builds the plugin from PodTopologySpreadArgs.
+func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args := &configv1.PodTopologySpreadArgs{}
+	if obj != nil {
+		a, ok := obj.(*configv1.PodTopologySpreadArgs)
+		if !ok {
+			return nil, fmt.Errorf("want args to be of type PodTopologySpreadArgs, got %T", obj)
+		}
+		if a != nil {
+			args = a.DeepCopy()
+		}
+	}
+	config.SetDefaultsArgs(args)
+	pl := &PodTopologySpread{handle: h}
+	if args.DefaultingType == configv1.SystemDefaulting {
+		pl.defaultConstraints = systemDefaultConstraints
+		pl.systemDefaulted = true
+	} else {
+		pl.defaultConstraints = args.DefaultConstraints
+	}
+	return pl, nil
+}
+
+// Name implements framework.Plugin.
+func (*PodTopologySpread) Name() string { return Name }
+
+// constraint is a TopologySpreadConstraint with its selector parsed and
+// its optional fields defaulted.
+type constraint struct {
+	MaxSkew            int32
+	TopologyKey        string
+	Selector           labels.Selector
+	MinDomains         int32
+	NodeAffinityPolicy v1.NodeInclusionPolicy
+	NodeTaintsPolicy   v1.NodeInclusionPolicy
+}
+
+// includes applies the constraint's node inclusion policies: with Honor,
+// nodes the pod's node affinity excludes, or whose NoSchedule/NoExecute
+// taints it does not tolerate, do not count as domains.
+func (c *constraint) includes(logger klog.Logger, pod *v1.Pod, node *v1.Node, affinity *nodeaffinity.RequiredMatcher) bool {
+	if c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor && !affinity.Match(node) {
+		return false
+	}
+	if c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+		taints := node.Spec.Taints
+		for i := range taints {
+			t := &taints[i]
+			if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+				continue
+			}
+			if !v1helper.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, t, true) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// constraintsFor returns the pod's constraints of the given action, or
+// the default ones (with the Service/controller selector) when it has none.
+func (pl *PodTopologySpread) constraintsFor(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return parseConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, action)
+	}
+	cs, err := parseConstraints(pl.defaultConstraints, pod.Labels, action)
+	if err != nil || len(cs) == 0 {
+		return nil, err
+	}
+	sel := DefaultSelector(pod, pl.handle.Listers())
+	if sel.Empty() {
+		return nil, nil
+	}
+	for i := range cs {
+		cs[i].Selector = sel
+	}
+	return cs, nil
+}
+
+func parseConstraints(in []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+	var out []constraint
+	for i := range in {
+		c := &in[i]
+		if c.WhenUnsatisfiable != action {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("spec.topologySpreadConstraints[%d].labelSelector: %w", i, err)
+		}
+		// matchLabelKeys: the pod's values of those keys join the selector.
+		var reqs []labels.Requirement
+		for _, k := range c.MatchLabelKeys {
+			if v, ok := podLabels[k]; ok {
+				r, err := labels.NewRequirement(k, selection.Equals, []string{v})
+				if err != nil {
+					return nil, fmt.Errorf("spec.topologySpreadConstraints[%d].matchLabelKeys: %w", i, err)
+				}
+				reqs = append(reqs, *r)
+			}
+		}
+		if len(reqs) > 0 {
+			merged := labels.NewSelector().Add(reqs...)
+			if rs, ok := sel.Requirements(); ok {
+				merged = merged.Add(rs...)
+			}
+			sel = merged
+		}
+		tc := constraint{
+			MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey, Selector: sel, MinDomains: 1,
+			NodeAffinityPolicy: v1.NodeInclusionPolicyHonor, NodeTaintsPolicy: v1.NodeInclusionPolicyIgnore,
+		}
+		if c.MinDomains != nil {
+			tc.MinDomains = *c.MinDomains
+		}
+		if c.NodeAffinityPolicy != nil {
+			tc.NodeAffinityPolicy = *c.NodeAffinityPolicy
+		}
+		if c.NodeTaintsPolicy != nil {
+			tc.NodeTaintsPolicy = *c.NodeTaintsPolicy
+		}
+		out = append(out, tc)
+	}
+	return out, nil
+}
+
+var (
+	rcKind  = v1.SchemeGroupVersion.WithKind("ReplicationController")
+	rsKind  = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "ReplicaSet"}
+	stsKind = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "StatefulSet"}
+)
+
+// DefaultSelector is the selector of the pod's Services (merged), plus its
+// controlling ReplicationController's, ReplicaSet's or StatefulSet's, as
+// upstream derives it for default spreading. Empty when nothing selects it.
+func DefaultSelector(pod *v1.Pod, l framework.Listers) labels.Selector {
+	set := labels.Set{}
+	if l.Services != nil {
+		svcs, _ := l.Services.Services(pod.Namespace).List(labels.Everything())
+		for _, s := range svcs {
+			if s.Spec.Selector == nil {
+				continue // a nil selector selects nothing
+			}
+			if labels.Set(s.Spec.Selector).AsSelectorPreValidated().Matches(labels.Set(pod.Labels)) {
+				set = labels.Merge(set, s.Spec.Selector)
+			}
+		}
+	}
+	sel := set.AsSelector()
+	owner := metav1.GetControllerOfNoCopy(pod)
+	if owner == nil {
+		return sel
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return sel
+	}
+	addFrom := func(ls *metav1.LabelSelector) {
+		if other, err := metav1.LabelSelectorAsSelector(ls); err == nil {
+			if r, ok := other.Requirements(); ok {
+				sel = sel.Add(r...)
+			}
+		}
+	}
+	switch gv.WithKind(owner.Kind) {
+	case rcKind:
+		if l.ReplicationControllers != nil {
+			if rc, err := l.ReplicationControllers.ReplicationControllers(pod.Namespace).Get(owner.Name); err == nil {
+				sel = labels.Merge(set, rc.Spec.Selector).AsSelector()
+			}
+		}
+	case rsKind:
+		if l.ReplicaSets != nil {
+			if rs, err := l.ReplicaSets.ReplicaSets(pod.Namespace).Get(owner.Name); err == nil {
+				addFrom(rs.Spec.Selector)
+			}
+		}
+	case stsKind:
+		if l.StatefulSets != nil {
+			if ss, err := l.StatefulSets.StatefulSets(pod.Namespace).Get(owner.Name); err == nil {
+				addFrom(ss.Spec.Selector)
+			}
+		}
+	}
+	return sel
+}
+
+// countMatching counts the pods in ns that match sel, terminating pods
+// excluded. Allocation-free.
+func countMatching(pods []*framework.PodInfo, sel labels.Selector, ns string) int {
+	n := 0
+	for _, pi := range pods {
+		p := pi.Pod
+		if p.DeletionTimestamp != nil || p.Namespace != ns {
+			continue
+		}
+		if sel.Matches(labels.Set(p.Labels)) {
+			n++
+		}
+	}
+	return n
+}
+
+// hasAllKeys is true when the node has every constraint's topology key.
+func hasAllKeys(nodeLabels map[string]string, cs []constraint) bool {
+	for i := range cs {
+		if _, ok := nodeLabels[cs[i].TopologyKey]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// EventsToRegister: pods with matching labels coming or going, and nodes
+// gaining labels (domains) or losing taints, can change the skew.
+func (*PodTopologySpread) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
+	return []framework.ClusterEvent{
+		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
+		{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint},
+	}, nil
+}

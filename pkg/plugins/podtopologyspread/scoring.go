@@ -1,0 +1,165 @@
+package podtopologyspread
+
+import (
+	"context"
+	"math"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
+)
+
+const preScoreStateKey framework.StateKey = "PreScore" + Name
+
+type preScoreState struct {
+	constraints []constraint
+	// ignored are feasible nodes missing a topology key: they score 0.
+	ignored sets.Set[string]
+	// counts[i] maps a domain (of a non-hostname key) to its matching
+	// pods; hostname domains are counted in Score, on the node itself.
+	counts []map[string]int64
+	// weights[i] is log(domains+2): small topologies are not watered down.
+	weights []float64
+}
+
+func (s *preScoreState) Clone() framework.StateData { return s }
+
+// PreScore counts matching pods per domain of the ScheduleAnyway
+// constraints (or the system defaults), over every node of the cluster,
+// for the domains the feasible nodes are in. Skip without constraints.
+func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.CycleState, pod *v1.Pod, feasible []*framework.NodeInfo) *framework.Status {
+	all, err := pl.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if len(all) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	cs, err := pl.constraintsFor(pod, v1.ScheduleAnyway)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if len(cs) == 0 {
+		return framework.NewStatus(framework.Skip)
+	}
+	// Only explicit constraints require every key on a node: with system
+	// defaults, nodes without a zone still spread by hostname.
+	requireAll := len(pod.Spec.TopologySpreadConstraints) > 0 || !pl.systemDefaulted
+	s := &preScoreState{constraints: cs, ignored: sets.New[string](), counts: make([]map[string]int64, len(cs)), weights: make([]float64, len(cs))}
+	sizes := make([]int, len(cs))
+	for i := range cs {
+		s.counts[i] = map[string]int64{}
+	}
+	for _, ni := range feasible {
+		node := ni.Node()
+		if requireAll && !hasAllKeys(node.Labels, cs) {
+			s.ignored.Insert(node.Name)
+			continue
+		}
+		for i := range cs {
+			if cs[i].TopologyKey == v1.LabelHostname {
+				continue
+			}
+			// A node without the key (possible only with system defaults)
+			// makes a "" domain: it counts toward the topology's size, as
+			// upstream's, though Score never reads it.
+			v := node.Labels[cs[i].TopologyKey]
+			if _, seen := s.counts[i][v]; !seen {
+				s.counts[i][v] = 0
+				sizes[i]++
+			}
+		}
+	}
+	for i := range cs {
+		n := sizes[i]
+		if cs[i].TopologyKey == v1.LabelHostname {
+			n = len(feasible) - len(s.ignored)
+		}
+		s.weights[i] = math.Log(float64(n + 2))
+	}
+	logger := framework.Logger(ctx)
+	affinity := nodeaffinity.CompileRequired(pod)
+	for _, ni := range all {
+		node := ni.Node()
+		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
+			continue
+		}
+		for i := range cs {
+			c := &cs[i]
+			if c.TopologyKey == v1.LabelHostname || !c.includes(logger, pod, node, &affinity) {
+				continue
+			}
+			v := node.Labels[c.TopologyKey]
+			if n, tracked := s.counts[i][v]; tracked {
+				s.counts[i][v] = n + int64(countMatching(ni.Pods, c.Selector, pod.Namespace))
+			}
+		}
+	}
+	state.Write(preScoreStateKey, s)
+	return nil
+}
+
+// Score sums, over the constraints whose key the node has, the matching
+// pods of its domain times the topology weight, plus maxSkew-1.
+func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	d, err := state.Read(preScoreStateKey)
+	if err != nil {
+		return 0, framework.AsStatus(err)
+	}
+	s := d.(*preScoreState)
+	node := ni.Node()
+	if s.ignored.Has(node.Name) {
+		return 0, nil
+	}
+	var score float64
+	for i := range s.constraints {
+		c := &s.constraints[i]
+		v, ok := node.Labels[c.TopologyKey]
+		if !ok {
+			continue
+		}
+		var cnt int64
+		if c.TopologyKey == v1.LabelHostname {
+			cnt = int64(countMatching(ni.Pods, c.Selector, pod.Namespace))
+		} else {
+			cnt = s.counts[i][v]
+		}
+		score += float64(cnt)*s.weights[i] + float64(c.MaxSkew-1)
+	}
+	return int64(math.Round(score)), nil
+}
+
+// ScoreExtensions implements framework.ScorePlugin.
+func (pl *PodTopologySpread) ScoreExtensions() framework.ScoreExtensions { return pl }
+
+// NormalizeScore maps s to 100*(max+min-s)/max (fewer matching pods is
+// better); ignored nodes score 0; all 100 when max is 0.
+func (pl *PodTopologySpread) NormalizeScore(_ context.Context, state *framework.CycleState, _ *v1.Pod, scores framework.NodeScoreList) *framework.Status {
+	d, err := state.Read(preScoreStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	s := d.(*preScoreState)
+	var minScore int64 = math.MaxInt64
+	var maxScore int64
+	for _, sc := range scores {
+		if s.ignored.Has(sc.Name) {
+			continue
+		}
+		minScore = min(minScore, sc.Score)
+		maxScore = max(maxScore, sc.Score)
+	}
+	for i := range scores {
+		switch {
+		case s.ignored.Has(scores[i].Name):
+			scores[i].Score = 0
+		case maxScore == 0:
+			scores[i].Score = framework.MaxNodeScore
+		default:
+			scores[i].Score = framework.MaxNodeScore * (maxScore + minScore - scores[i].Score) / maxScore
+		}
+	}
+	return nil
+}
