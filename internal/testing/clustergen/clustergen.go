@@ -25,6 +25,37 @@ type Options struct {
 	Seed            int64
 	// Zones, default 3.
 	Zones int
+	// Workload is "" (a mix of apps), "anti-affinity" (20 deployments whose
+	// pods repel each other per node with required anti-affinity) or
+	// "spread" (20 deployments spread over zones with DoNotSchedule and
+	// over nodes with ScheduleAnyway topology spread constraints).
+	Workload string
+}
+
+// Workloads are the values of Options.Workload.
+var Workloads = []string{"", "anti-affinity", "spread"}
+
+// deploymentPod is a small stateless pod of deployment d, shaped by the
+// workload.
+func deploymentPod(workload string, d int, r *rand.Rand) *v1.Pod {
+	app := fmt.Sprintf("svc-%02d", d)
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	p := &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%s", app, suffix(r, 8), suffix(r, 5)), Namespace: "prod", Labels: map[string]string{"app": app}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: app, Image: "registry.example.com/" + app + ":1.0",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("128Mi")}}}}},
+	}
+	switch workload {
+	case "anti-affinity":
+		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{
+			{LabelSelector: sel, TopologyKey: v1.LabelHostname}}}}
+	case "spread":
+		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{
+			{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: sel},
+			{MaxSkew: 1, TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, LabelSelector: sel},
+		}
+	}
+	return p
 }
 
 type shape struct {
@@ -179,6 +210,14 @@ func Generate(o Options) []runtime.Object {
 	running := int(float64(o.Pods) * o.RunningFraction)
 	used := make([]v1.ResourceList, len(nodes))
 	for i := 0; i < o.Pods; i++ {
+		if o.Workload != "" {
+			p := deploymentPod(o.Workload, i%20, r)
+			if i < running {
+				placeRunning(p, nodes, used, r)
+			}
+			objs = append(objs, p)
+			continue
+		}
 		a := pick(r, apps, func(a app) int { return a.weight })
 		name := fmt.Sprintf("%s-%s-%s", a.name, suffix(r, 8), suffix(r, 5))
 		req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(a.cpu), v1.ResourceMemory: resource.MustParse(a.memory)}

@@ -13,6 +13,14 @@ import (
 
 const preFilterStateKey framework.StateKey = "PreFilter" + Name
 
+// minNodesPerBlock: below this many nodes per worker, counting in
+// parallel costs more than it saves.
+const minNodesPerBlock = 256
+
+// maxInlineConstraints: a pod with up to this many constraints has its
+// nodes' topology values looked up into a stack array.
+const maxInlineConstraints = 8
+
 // criticalPaths keeps the two domains with the fewest matching pods; [0]
 // always holds the minimum. Two are enough because preemption only ever
 // removes pods from one node (one domain) of a cloned state.
@@ -101,17 +109,51 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 			s.selfMatch[i] = 1
 		}
 	}
-	for _, ni := range nodes {
-		node := ni.Node()
-		if node == nil || !hasAllKeys(node.Labels, cs) {
-			continue
+	// Count in blocks of nodes on the workers, each block into its own
+	// maps, merged after: the same sums as one sequential pass.
+	blocks := min(pl.handle.Parallelism(), max(1, len(nodes)/minNodesPerBlock))
+	partial := make([][]map[string]int, blocks)
+	pl.handle.Parallelize(ctx, blocks, func(b int) {
+		counts := make([]map[string]int, len(cs))
+		for i := range counts {
+			counts[i] = map[string]int{}
 		}
-		for i := range cs {
-			c := &cs[i]
-			if !c.includes(logger, pod, node, &s.affinity) {
+		var values [maxInlineConstraints]string
+		vals := values[:0]
+		if len(cs) > maxInlineConstraints {
+			vals = make([]string, 0, len(cs))
+		}
+		lo, hi := b*len(nodes)/blocks, (b+1)*len(nodes)/blocks
+		for _, ni := range nodes[lo:hi] {
+			node := ni.Node()
+			if node == nil {
 				continue
 			}
-			s.counts[i][node.Labels[c.TopologyKey]] += countMatching(ni.Pods, c.Selector, pod.Namespace)
+			vals = vals[:0]
+			for i := range cs {
+				v, ok := node.Labels[cs[i].TopologyKey]
+				if !ok {
+					break
+				}
+				vals = append(vals, v)
+			}
+			if len(vals) < len(cs) {
+				continue // a node must have every key to count
+			}
+			for i := range cs {
+				if !cs[i].includes(logger, pod, node, &s.affinity) {
+					continue
+				}
+				counts[i][vals[i]] += countMatching(ni.Pods, cs[i].Selector, pod.Namespace)
+			}
+		}
+		partial[b] = counts
+	})
+	for _, counts := range partial {
+		for i, m := range counts {
+			for v, n := range m {
+				s.counts[i][v] += n
+			}
 		}
 	}
 	for i := range cs {
