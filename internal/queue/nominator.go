@@ -30,6 +30,28 @@ func NewNominator() *Nominator {
 func (n *Nominator) AddNominatedPod(pi *framework.PodInfo, node string) {
 	n.lock.Lock()
 	defer n.lock.Unlock()
+	n.addLocked(pi, node)
+}
+
+// UpdateNominatedPod follows a pod update: a nomination added, changed or
+// cleared in its status is taken; an update that leaves the status without
+// one keeps the nomination made in memory (the status write may not have
+// arrived yet), as upstream's nominator does.
+func (n *Nominator) UpdateNominatedPod(oldPod *v1.Pod, newPi *framework.PodInfo) {
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	node := ""
+	if oldPod.Status.NominatedNodeName == "" && newPi.Pod.Status.NominatedNodeName == "" {
+		node = n.byPod[oldPod.UID]
+	}
+	n.deleteLocked(oldPod)
+	if node == "" && newPi.Pod.Status.NominatedNodeName == "" {
+		return
+	}
+	n.addLocked(newPi, node)
+}
+
+func (n *Nominator) addLocked(pi *framework.PodInfo, node string) {
 	n.deleteLocked(pi.Pod)
 	if node == "" {
 		node = pi.Pod.Status.NominatedNodeName

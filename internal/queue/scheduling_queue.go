@@ -142,6 +142,8 @@ func (q *PriorityQueue) Add(pod *v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	p := q.newQueuedPodInfo(pod)
+	// A pod nominated before (e.g. by a previous leader) keeps its place.
+	q.Nominator.AddNominatedPod(p.PodInfo, "")
 	q.moveToActiveQ(p)
 	q.incoming(p, "PodAdd")
 }

@@ -127,6 +127,9 @@ func (s *Scheduler) OnPodUpdate(oldPod, newPod *v1.Pod) {
 		}
 		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodUpdate)
 	case s.ResponsibleForPod(newPod):
+		if !s.Cache.IsAssumedPod(newPod) {
+			s.Queue.UpdateNominatedPod(oldPod, framework.NewPodInfo(newPod))
+		}
 		if s.Cache.IsAssumedPod(newPod) || !specChanged(oldPod, newPod) {
 			// Our own status writes come back as updates; they must not
 			// retry the pod, or a failure would loop.

@@ -184,7 +184,8 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 			if len(st.Reasons()) > 0 {
 				fitErr.Diagnosis.PostFilterMsg = st.Message()
 			}
-			if pfr != nil && pfr.NominatedNodeName != "" {
+			if pfr != nil {
+				// A nominated node, or "" to clear a stale nomination.
 				n := pfr.NominatedNodeName
 				out.nominatingInfo = &n
 			}
@@ -497,7 +498,14 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Fr
 	}
 	logger.V(2).Info("Unable to schedule pod; waiting", "err", msg)
 	if nominatedNode != nil {
-		s.Queue.AddNominatedPod(pInfo.PodInfo, *nominatedNode)
+		if *nominatedNode == "" {
+			s.Queue.DeleteNominatedPodIfExists(pod)
+		} else {
+			s.Queue.AddNominatedPod(pInfo.PodInfo, *nominatedNode)
+		}
+		if *nominatedNode == pod.Status.NominatedNodeName {
+			nominatedNode = nil // nothing to write
+		}
 	}
 	s.Queue.AddUnschedulableIfNotPresent(pInfo, cycle)
 	if rec := fwk.EventRecorder(); rec != nil {

@@ -140,7 +140,10 @@ func TestUnschedulablePodGetsUpstreamsMessageConditionAndEvent(t *testing.T) {
 		st.MakeNode().Name("gpu-2").Capacity(rl{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi"}).Taint("gpu", "true", v1.TaintEffectNoSchedule).Obj(),
 		st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "2"}).Obj())
 	e.drain()
-	want := "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu."
+	// No node could ever hold 2 cpus (unresolvable), so preemption cannot help;
+	// upstream's message ends with its part, double period included.
+	want := "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu. " +
+		"preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.."
 	c := condition(e.pod(t, "p"))
 	if c == nil || c.Status != v1.ConditionFalse || c.Reason != v1.PodReasonUnschedulable || c.Message != want {
 		t.Errorf("PodScheduled condition = %+v, want False/Unschedulable/%q", c, want)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -29,6 +30,12 @@ import (
 type lazyNominator struct{ n *queue.Nominator }
 
 func (l *lazyNominator) HasNominatedPods() bool { return l.n != nil && l.n.HasNominatedPods() }
+
+func (l *lazyNominator) DeleteNominatedPodIfExists(pod *v1.Pod) {
+	if l.n != nil {
+		l.n.DeleteNominatedPodIfExists(pod)
+	}
+}
 
 func (l *lazyNominator) NominatedPodsForNode(node string) []*framework.PodInfo {
 	if l.n == nil {

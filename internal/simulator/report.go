@@ -47,6 +47,7 @@ type NodeResult struct {
 type Summary struct {
 	Scheduled     int `json:"scheduled"`
 	Unschedulable int `json:"unschedulable"`
+	Preempted     int `json:"preempted"`
 	Nodes         int `json:"nodes"`
 }
 
@@ -60,13 +61,19 @@ type Report struct {
 // Report builds the report from the store's final state.
 func (w *World) Report() *Report {
 	r := &Report{Pods: []PodResult{}, Nodes: []NodeResult{}}
+	pending := map[string]bool{}
 	for _, p := range w.Pending {
+		k := p.Namespace + "/" + p.Name
+		pending[k] = true
 		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
 		res := PodResult{Namespace: p.Namespace, Name: p.Name}
+		ev, evicted := w.Store.Evicted[k]
 		switch {
+		case !ok && evicted:
+			res.Node, res.Status, res.Message = ev.Node, StatusPreempted, "preempted by "+ev.Preemptor
+			r.Summary.Preempted++
 		case !ok:
-			res.Status = StatusPreempted
-			res.Message = "preempted by " + w.Store.Evicted[p.Namespace+"/"+p.Name]
+			res.Status, res.Message = StatusUnschedulable, "deleted"
 		case cur.Spec.NodeName != "":
 			res.Node, res.Status = cur.Spec.NodeName, StatusScheduled
 			r.Summary.Scheduled++
@@ -87,6 +94,15 @@ func (w *World) Report() *Report {
 			}
 		}
 		r.Pods = append(r.Pods, res)
+	}
+	// Pods that were running and were preempted are listed too.
+	for k, ev := range w.Store.Evicted {
+		if pending[k] {
+			continue
+		}
+		ns, name, _ := strings.Cut(k, "/")
+		r.Pods = append(r.Pods, PodResult{Namespace: ns, Name: name, Node: ev.Node, Status: StatusPreempted, Message: "preempted by " + ev.Preemptor})
+		r.Summary.Preempted++
 	}
 	sort.Slice(r.Pods, func(i, j int) bool {
 		a, b := r.Pods[i], r.Pods[j]
@@ -174,7 +190,7 @@ func (r *Report) writeTable(out io.Writer) error {
 			n.Requested["memory"], n.Allocatable["memory"], pct(n.requested.Memory, n.allocatable.Memory))
 	}
 	tw.Flush()
-	fmt.Fprintf(&buf, "\n%d scheduled, %d unschedulable, %d nodes\n", r.Summary.Scheduled, r.Summary.Unschedulable, r.Summary.Nodes)
+	fmt.Fprintf(&buf, "\n%d scheduled, %d unschedulable, %d preempted, %d nodes\n", r.Summary.Scheduled, r.Summary.Unschedulable, r.Summary.Preempted, r.Summary.Nodes)
 	_, err := out.Write([]byte(strings.TrimLeft(buf.String(), "\n")))
 	return err
 }

@@ -4,6 +4,7 @@ package plugins
 import (
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/pkg/plugins/defaultbinder"
+	"github.com/kubesched/kubesched/pkg/plugins/defaultpreemption"
 	"github.com/kubesched/kubesched/pkg/plugins/imagelocality"
 	"github.com/kubesched/kubesched/pkg/plugins/interpodaffinity"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
@@ -33,5 +34,6 @@ func NewInTreeRegistry() runtime.Registry {
 		podtopologyspread.Name:               podtopologyspread.New,
 		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
+		defaultpreemption.Name:               defaultpreemption.New,
 	}
 }

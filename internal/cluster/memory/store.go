@@ -43,8 +43,8 @@ type Store struct {
 	pending []func(cluster.EventHandler)
 	handler cluster.EventHandler
 	events  []Event
-	// Evicted records preemption victims: victim key -> preemptor key.
-	Evicted map[string]string
+	// Evicted records preemption victims by their namespace/name key.
+	Evicted map[string]Eviction
 	// Bindings counts successful bindings.
 	Bindings int
 }
@@ -53,7 +53,7 @@ var _ cluster.World = &Store{}
 
 // NewStore returns an empty store.
 func NewStore(clk clock.PassiveClock) *Store {
-	return &Store{clock: clk, nodes: map[string]*v1.Node{}, pods: map[string]*v1.Pod{}, Evicted: map[string]string{}}
+	return &Store{clock: clk, nodes: map[string]*v1.Node{}, pods: map[string]*v1.Pod{}, Evicted: map[string]Eviction{}}
 }
 
 // SetHandler sets who is notified of changes.
@@ -220,6 +220,12 @@ func setCondition(st *v1.PodStatus, c *v1.PodCondition, clk clock.PassiveClock) 
 	return true
 }
 
+// Eviction is a preemption: who preempted the victim, on which node.
+type Eviction struct {
+	Preemptor string
+	Node      string
+}
+
 // Evict implements cluster.Evictor: the victim is deleted.
 func (s *Store) Evict(_ context.Context, victim, preemptor *v1.Pod) error {
 	s.mu.Lock()
@@ -230,7 +236,7 @@ func (s *Store) Evict(_ context.Context, victim, preemptor *v1.Pod) error {
 		return apierrors.NewNotFound(podsResource, k)
 	}
 	delete(s.pods, k)
-	s.Evicted[k] = key(preemptor.Namespace, preemptor.Name)
+	s.Evicted[k] = Eviction{Preemptor: key(preemptor.Namespace, preemptor.Name), Node: old.Spec.NodeName}
 	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
 	return nil
 }

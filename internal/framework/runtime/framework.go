@@ -43,6 +43,7 @@ type Options struct {
 	Nominator interface {
 		HasNominatedPods() bool
 		NominatedPodsForNode(node string) []*framework.PodInfo
+		DeleteNominatedPodIfExists(pod *v1.Pod)
 	}
 	// Listers read namespaces, services, controllers, PDBs and storage
 	// objects; empty when unset.
@@ -381,7 +382,10 @@ func (f *Framework) Evict(ctx context.Context, victim, preemptor *v1.Pod) error 
 
 // ClearNominatedNodeName implements framework.Handle.
 func (f *Framework) ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) error {
-	if f.opts.World == nil || pod.Status.NominatedNodeName == "" {
+	if f.opts.Nominator != nil {
+		f.opts.Nominator.DeleteNominatedPodIfExists(pod)
+	}
+	if f.opts.World == nil {
 		return nil
 	}
 	empty := ""

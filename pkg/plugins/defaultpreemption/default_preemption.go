@@ -1,0 +1,422 @@
+// Package defaultpreemption holds DefaultPreemption, the PostFilter that
+// makes room for a pod that fits nowhere: on each node where evicting
+// lower-priority pods would let it fit, it picks the fewest, least
+// important victims (PodDisruptionBudgets respected as a preference), then
+// chooses a node by upstream's order, evicts the victims and nominates the
+// node so the pod is scheduled there once they are gone.
+package defaultpreemption
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/internal/config"
+	"github.com/kubesched/kubesched/internal/metrics"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Name of the plugin.
+const Name = "DefaultPreemption"
+
+// Upstream's messages.
+const (
+	msgNotEligibleNever       = "not eligible due to preemptionPolicy=Never."
+	msgNotEligibleTerminating = "not eligible due to a terminating pod on the nominated node."
+	msgNoVictims              = "No preemption victims found for incoming pod"
+	msgNotHelpful             = "Preemption is not helpful for scheduling"
+)
+
+// DefaultPreemption is a PostFilter plugin.
+type DefaultPreemption struct {
+	handle framework.Handle
+	args   configv1.DefaultPreemptionArgs
+}
+
+var _ framework.PostFilterPlugin = &DefaultPreemption{}
+
+// New builds the plugin from DefaultPreemptionArgs.
+func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args := &configv1.DefaultPreemptionArgs{}
+	if obj != nil {
+		a, ok := obj.(*configv1.DefaultPreemptionArgs)
+		if !ok {
+			return nil, fmt.Errorf("want args to be of type DefaultPreemptionArgs, got %T", obj)
+		}
+		if a != nil {
+			args = a.DeepCopy()
+		}
+	}
+	config.SetDefaultsArgs(args)
+	return &DefaultPreemption{handle: h, args: *args}, nil
+}
+
+// Name implements framework.Plugin.
+func (*DefaultPreemption) Name() string { return Name }
+
+// candidate is a node where preemption lets the pod fit, with its victims
+// (most important first).
+type candidate struct {
+	node          string
+	victims       []*v1.Pod
+	pdbViolations int
+}
+
+// PostFilter tries to make room for pod. Its status message, prefixed with
+// "preemption: ", ends the pod's FitError message.
+func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, m framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
+	metrics.PreemptionAttempts.Inc()
+	result, st := pl.preempt(ctx, state, pod, m)
+	if msg := st.Message(); msg != "" {
+		return result, framework.NewStatus(st.Code(), "preemption: "+msg)
+	}
+	return result, st
+}
+
+func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.CycleState, pod *v1.Pod, m framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
+	if ok, msg := pl.eligible(pod, m); !ok {
+		return nil, framework.NewStatus(framework.Unschedulable, msg)
+	}
+	all, err := pl.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	candidates, statuses, err := pl.findCandidates(ctx, state, pod, all, m)
+	if err != nil && len(candidates) == 0 {
+		return nil, framework.AsStatus(err)
+	}
+	if len(candidates) == 0 {
+		statuses.AbsentNodesStatus = framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNotHelpful)
+		fe := &framework.FitError{Pod: pod, NumAllNodes: len(all), Diagnosis: framework.Diagnosis{NodeToStatus: statuses}}
+		// An empty nomination clears a stale one.
+		return &framework.PostFilterResult{}, framework.NewStatus(framework.Unschedulable, fe.Error())
+	}
+	best := pickOne(candidates)
+	if st := pl.actuate(ctx, pod, best); !st.IsSuccess() {
+		return nil, st
+	}
+	return &framework.PostFilterResult{NominatedNodeName: best.node}, framework.NewStatus(framework.Success,
+		fmt.Sprintf("found a potential placement for pod on node %v, preempting %d victims", best.node, len(best.victims)))
+}
+
+// eligible: a pod with preemptionPolicy Never never preempts; a pod
+// already nominated waits while a victim of its earlier preemption is
+// still terminating there (unless that node is now out of reach anyway).
+func (pl *DefaultPreemption) eligible(pod *v1.Pod, m framework.NodeToStatusReader) (bool, string) {
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return false, msgNotEligibleNever
+	}
+	nominated := pod.Status.NominatedNodeName
+	if nominated == "" {
+		return true, ""
+	}
+	if m.Get(nominated).Code() == framework.UnschedulableAndUnresolvable {
+		return true, ""
+	}
+	if ni, err := pl.handle.SnapshotSharedLister().NodeInfos().Get(nominated); err == nil && ni != nil {
+		prio := corev1helpers.PodPriority(pod)
+		for _, p := range ni.Pods {
+			if corev1helpers.PodPriority(p.Pod) < prio && terminatingByPreemption(p.Pod) {
+				return false, msgNotEligibleTerminating
+			}
+		}
+	}
+	return true, ""
+}
+
+func terminatingByPreemption(p *v1.Pod) bool {
+	if p.DeletionTimestamp == nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == v1.PodReasonPreemptionByScheduler {
+			return true
+		}
+	}
+	return false
+}
+
+// numCandidates is how many candidates to look for: the percentage of
+// the potential nodes, at least the absolute minimum, at most all.
+func (pl *DefaultPreemption) numCandidates(n int) int {
+	c := n * int(*pl.args.MinCandidateNodesPercentage) / 100
+	c = max(c, int(*pl.args.MinCandidateNodesAbsolute))
+	return min(c, n)
+}
+
+// findCandidates dry-runs preemption on the nodes whose filters said
+// Unschedulable (preemption cannot help UnschedulableAndUnresolvable),
+// in node order, until enough candidates are found. Upstream starts at a
+// random offset and runs in parallel; ours starts at the first node, so
+// the same input makes the same choice.
+func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo, m framework.NodeToStatusReader) ([]candidate, *framework.NodeToStatus, error) {
+	statuses := framework.NewNodeToStatus()
+	var potential []*framework.NodeInfo
+	for _, ni := range all {
+		if m.Get(ni.NodeName()).Code() == framework.Unschedulable {
+			potential = append(potential, ni)
+		}
+	}
+	if len(potential) == 0 {
+		return nil, statuses, nil
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	if l := pl.handle.Listers().PodDisruptionBudgets; l != nil {
+		var err error
+		if pdbs, err = l.List(labels.Everything()); err != nil {
+			return nil, statuses, err
+		}
+	}
+	want := pl.numCandidates(len(potential))
+	var nonViolating, violating []candidate
+	var errs []error
+	for _, ni := range potential {
+		victims, violations, st := pl.selectVictimsOnNode(ctx, state.Clone(), pod, ni.Snapshot(), pdbs)
+		if st.IsSuccess() && len(victims) > 0 {
+			c := candidate{node: ni.NodeName(), victims: victims, pdbViolations: violations}
+			if violations == 0 {
+				nonViolating = append(nonViolating, c)
+			} else {
+				violating = append(violating, c)
+			}
+			if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= want {
+				break
+			}
+			continue
+		}
+		if st.IsSuccess() {
+			st = framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.NodeName()))
+		}
+		if st.Code() == framework.Error {
+			errs = append(errs, st.AsError())
+		}
+		statuses.Set(ni.NodeName(), st)
+	}
+	var err error
+	if len(errs) > 0 {
+		err = errs[0]
+	}
+	return append(nonViolating, violating...), statuses, err
+}
+
+// selectVictimsOnNode removes every lower-priority pod from a copy of the
+// node; if the pod then fits, it puts them back one by one, most important
+// first (those whose eviction would violate a PDB before the others), and
+// keeps as victims only those without which the pod no longer fits.
+func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
+	prio := corev1helpers.PodPriority(pod)
+	var potential []*framework.PodInfo
+	for _, pi := range ni.Pods {
+		if corev1helpers.PodPriority(pi.Pod) < prio {
+			potential = append(potential, pi)
+		}
+	}
+	if len(potential) == 0 {
+		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
+	}
+	remove := func(pi *framework.PodInfo) error {
+		if err := ni.RemovePod(pi.Pod); err != nil {
+			return err
+		}
+		return pl.handle.RunPreFilterExtensionRemovePod(ctx, state, pod, pi, ni).AsError()
+	}
+	add := func(pi *framework.PodInfo) error {
+		ni.AddPodInfo(pi)
+		return pl.handle.RunPreFilterExtensionAddPod(ctx, state, pod, pi, ni).AsError()
+	}
+	for _, pi := range potential {
+		if err := remove(pi); err != nil {
+			return nil, 0, framework.AsStatus(err)
+		}
+	}
+	if st := pl.handle.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni); !st.IsSuccess() {
+		return nil, 0, st
+	}
+	sort.SliceStable(potential, func(i, j int) bool { return moreImportant(potential[i].Pod, potential[j].Pod) })
+	violatingPods, nonViolatingPods := splitByPDBViolation(potential, pdbs)
+	var victims []*v1.Pod
+	reprieve := func(pi *framework.PodInfo) (bool, error) {
+		if err := add(pi); err != nil {
+			return false, err
+		}
+		if pl.handle.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni).IsSuccess() {
+			return true, nil
+		}
+		if err := remove(pi); err != nil {
+			return false, err
+		}
+		victims = append(victims, pi.Pod)
+		return false, nil
+	}
+	violations := 0
+	for _, pi := range violatingPods {
+		fits, err := reprieve(pi)
+		if err != nil {
+			return nil, 0, framework.AsStatus(err)
+		}
+		if !fits {
+			violations++
+		}
+	}
+	for _, pi := range nonViolatingPods {
+		if _, err := reprieve(pi); err != nil {
+			return nil, 0, framework.AsStatus(err)
+		}
+	}
+	if len(violatingPods) > 0 && len(nonViolatingPods) > 0 {
+		sort.SliceStable(victims, func(i, j int) bool { return moreImportant(victims[i], victims[j]) })
+	}
+	return victims, violations, nil
+}
+
+// splitByPDBViolation sorts pods (most important first) into those whose
+// eviction would exceed a matching PDB's disruptionsAllowed, counting
+// down the budgets as it goes, and the others.
+func splitByPDBViolation(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*framework.PodInfo) {
+	allowed := make([]int32, len(pdbs))
+	selectors := make([]labels.Selector, len(pdbs))
+	for i, pdb := range pdbs {
+		allowed[i] = pdb.Status.DisruptionsAllowed
+		if s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
+			selectors[i] = s
+		}
+	}
+	for _, pi := range pods {
+		p := pi.Pod
+		violated := false
+		if len(p.Labels) > 0 {
+			for i, pdb := range pdbs {
+				// A PDB with a nil, empty or invalid selector matches nothing.
+				if pdb.Namespace != p.Namespace || selectors[i] == nil || selectors[i].Empty() || !selectors[i].Matches(labels.Set(p.Labels)) {
+					continue
+				}
+				if _, disrupted := pdb.Status.DisruptedPods[p.Name]; disrupted {
+					continue // already counted by the API server
+				}
+				allowed[i]--
+				if allowed[i] < 0 {
+					violated = true
+				}
+			}
+		}
+		if violated {
+			violating = append(violating, pi)
+		} else {
+			nonViolating = append(nonViolating, pi)
+		}
+	}
+	return violating, nonViolating
+}
+
+// farFuture stands for "now" as the start time of a pod that has none:
+// later than any real start, the same for every such pod.
+var farFuture = time.Unix(math.MaxInt32, 0)
+
+func startTime(p *v1.Pod) time.Time {
+	if p.Status.StartTime != nil {
+		return p.Status.StartTime.Time
+	}
+	return farFuture
+}
+
+// moreImportant: higher priority, then the older pod.
+func moreImportant(a, b *v1.Pod) bool {
+	pa, pb := corev1helpers.PodPriority(a), corev1helpers.PodPriority(b)
+	if pa != pb {
+		return pa > pb
+	}
+	return startTime(a).Before(startTime(b))
+}
+
+// pickOne chooses among candidates by upstream's criteria, each breaking
+// the previous one's ties: fewest PDB violations, lowest highest-victim
+// priority, lowest sum of priorities, fewest victims, latest start of the
+// most important victims; then the first in node order.
+func pickOne(cs []candidate) candidate {
+	scores := []func(c *candidate) int64{
+		func(c *candidate) int64 { return -int64(c.pdbViolations) },
+		func(c *candidate) int64 { return -int64(corev1helpers.PodPriority(c.victims[0])) },
+		func(c *candidate) int64 {
+			var sum int64
+			for _, p := range c.victims {
+				sum += int64(corev1helpers.PodPriority(p)) + int64(math.MaxInt32+1)
+			}
+			return -sum
+		},
+		func(c *candidate) int64 { return -int64(len(c.victims)) },
+		func(c *candidate) int64 { return earliestStart(c.victims).UnixNano() },
+	}
+	left := cs
+	for _, score := range scores {
+		var best []candidate
+		top := int64(math.MinInt64)
+		for i := range left {
+			s := score(&left[i])
+			if s > top {
+				top, best = s, best[:0]
+			}
+			if s == top {
+				best = append(best, left[i])
+			}
+		}
+		if len(best) == 1 {
+			return best[0]
+		}
+		left = best
+	}
+	return left[0]
+}
+
+// earliestStart is the earliest start among the victims of the highest
+// priority.
+func earliestStart(victims []*v1.Pod) time.Time {
+	top := corev1helpers.PodPriority(victims[0])
+	earliest := startTime(victims[0])
+	for _, p := range victims {
+		switch pr := corev1helpers.PodPriority(p); {
+		case pr == top && startTime(p).Before(earliest):
+			earliest = startTime(p)
+		case pr > top:
+			top, earliest = pr, startTime(p)
+		}
+	}
+	return earliest
+}
+
+// actuate evicts the victims (rejecting those still waiting at Permit),
+// each with a Preempted event, and clears the nominations of lower-priority pods on the node.
+func (pl *DefaultPreemption) actuate(ctx context.Context, pod *v1.Pod, c candidate) *framework.Status {
+	logger := klog.FromContext(ctx)
+	for _, victim := range c.victims {
+		if wp := pl.handle.GetWaitingPod(string(victim.UID)); wp != nil {
+			wp.Reject(Name, "preempted")
+			continue
+		}
+		if err := pl.handle.Evict(ctx, victim, pod); err != nil {
+			return framework.AsStatus(fmt.Errorf("preempting %s/%s: %w", victim.Namespace, victim.Name, err))
+		}
+		if rec := pl.handle.EventRecorder(); rec != nil {
+			rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v", pod.UID, c.node)
+		}
+	}
+	prio := corev1helpers.PodPriority(pod)
+	for _, pi := range pl.handle.NominatedPodsForNode(c.node) {
+		if pi.Pod.UID != pod.UID && corev1helpers.PodPriority(pi.Pod) < prio {
+			if err := pl.handle.ClearNominatedNodeName(ctx, pi.Pod); err != nil {
+				logger.Error(err, "Clearing the nominated node of a lower-priority pod", "pod", klog.KObj(pi.Pod))
+			}
+		}
+	}
+	return nil
+}
