@@ -62,7 +62,8 @@ func TestPodsAreBoundAndAnUnschedulablePodWaitsForANode(t *testing.T) {
 		cond = podScheduledCondition(p)
 		return cond != nil && cond.Status == v1.ConditionFalse, nil
 	})
-	want := "0/2 nodes are available: 2 Insufficient cpu."
+	// 3 cpus fit no 2-cpu node whatever is evicted: preemption cannot help.
+	want := "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
 	if cond.Reason != v1.PodReasonUnschedulable || cond.Message != want {
 		t.Errorf("condition = %s/%q, want Unschedulable/%q", cond.Reason, cond.Message, want)
 	}
@@ -145,5 +146,59 @@ func TestReadyzAndMetrics(t *testing.T) {
 		if code, _, err := s.Get(path); err != nil || code != 200 {
 			t.Errorf("%s = %d, %v; want 200", path, code, err)
 		}
+	}
+}
+
+func TestAHigherPriorityPodPreemptsALowerOne(t *testing.T) {
+	cp := fw.StartControlPlane(t)
+	c := cp.Client
+	fw.CreateNode(t, c, "only", "2", "4Gi", 110, nil)
+	fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false))
+	for i := 0; i < 2; i++ {
+		low := fw.PodSpec("default", fmt.Sprintf("low-%d", i), sched, "1", "256Mi")
+		// No kubelet here: with no grace period the API server deletes a
+		// bound pod at once instead of waiting for the node to confirm.
+		zero := int64(0)
+		low.Spec.TerminationGracePeriodSeconds = &zero
+		fw.CreatePod(t, c, low)
+	}
+	fw.Eventually(t, 30*time.Second, "both low-priority pods bound", func() (bool, error) { return allBound(c, "low-", 2) })
+
+	vip := fw.PodSpec("default", "vip", sched, "1", "256Mi")
+	prio := int32(1000)
+	vip.Spec.Priority = &prio
+	fw.CreatePod(t, c, vip)
+	fw.Eventually(t, 30*time.Second, "the high-priority pod bound to the node", func() (bool, error) {
+		p, err := getPod(c, "default", "vip")
+		return err == nil && p.Spec.NodeName == "only", err
+	})
+	pods, err := c.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var low []string
+	for _, p := range pods.Items {
+		if strings.HasPrefix(p.Name, "low-") && p.DeletionTimestamp == nil {
+			low = append(low, p.Name)
+		}
+	}
+	if len(low) != 1 {
+		t.Errorf("low-priority pods left: %v, want exactly one (one victim)", low)
+	}
+	fw.Eventually(t, 30*time.Second, "a Preempted event on the victim", func() (bool, error) {
+		evs, err := c.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("reason", "Preempted").String()})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if strings.HasPrefix(e.Regarding.Name, "low-") && strings.Contains(e.Note, "on node only") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if bad, err := overcommitted(c); err != nil || len(bad) > 0 {
+		t.Errorf("overcommitted nodes: %v (%v)", bad, err)
 	}
 }
