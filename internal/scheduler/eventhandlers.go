@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"reflect"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -73,6 +74,9 @@ func nodeUpdateEvent(o, n *v1.Node) (framework.ClusterEvent, bool) {
 	}
 	if !reflect.DeepEqual(o.Annotations, n.Annotations) {
 		a |= framework.UpdateNodeAnnotation
+	}
+	if !slices.Equal(o.Status.DeclaredFeatures, n.Status.DeclaredFeatures) {
+		a |= framework.UpdateNodeDeclaredFeature
 	}
 	if a == 0 {
 		return framework.ClusterEvent{}, false

@@ -112,6 +112,11 @@ func TestExplainAgreesWithUpstream(t *testing.T) {
 				if g.Score == nil || w.Score == nil || *g.Score != *w.Score {
 					t.Errorf("node %s: total score %v, upstream %v", w.Name, deref(g.Score), deref(w.Score))
 				}
+				for p := range w.Scores {
+					if _, ok := g.Scores[p]; !ok {
+						t.Errorf("node %s: upstream scores with %s, explain does not", w.Name, p)
+					}
+				}
 				for p, s := range g.Scores {
 					scores++
 					if ws, ok := w.Scores[p]; !ok || ws != s {

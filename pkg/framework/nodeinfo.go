@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -100,6 +101,8 @@ type NodeInfo struct {
 	PodsWithAffinity []*PodInfo
 	// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
 	PodsWithRequiredAntiAffinity []*PodInfo
+	// DeclaredFeatures are the features the node declares in its status.
+	DeclaredFeatures ndf.FeatureSet
 	// Generation changes on every mutation.
 	Generation int64
 }
@@ -125,6 +128,7 @@ func (n *NodeInfo) Node() *v1.Node {
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
 	n.Allocatable = *NewResource(node.Status.Allocatable)
+	n.DeclaredFeatures = ndf.DefaultFramework.TryMap(node.Status.DeclaredFeatures)
 	n.Generation = nextGeneration()
 }
 

@@ -44,6 +44,7 @@ const (
 	UpdateNodeTaint
 	UpdateNodeCondition
 	UpdateNodeAnnotation
+	UpdateNodeDeclaredFeature
 	UpdatePodLabel
 	UpdatePodScaleDown
 	UpdatePodTolerations
@@ -51,7 +52,7 @@ const (
 	UpdatePodGeneratedResourceClaim
 
 	// Update is any update.
-	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition | UpdateNodeAnnotation |
+	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition | UpdateNodeAnnotation | UpdateNodeDeclaredFeature |
 		UpdatePodLabel | UpdatePodScaleDown | UpdatePodTolerations | UpdatePodSchedulingGatesEliminated | UpdatePodGeneratedResourceClaim
 	// All is any action.
 	All = Add | Delete | Update
@@ -68,7 +69,12 @@ const (
 	Node             EventResource = "Node"
 	Namespace        EventResource = "Namespace"
 	PriorityClass    EventResource = "PriorityClass"
-	WildCard         EventResource = "*"
+	// Storage objects (volume plugins).
+	PersistentVolume      EventResource = "PersistentVolume"
+	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
+	StorageClass          EventResource = "storage.k8s.io/StorageClass"
+	CSINode               EventResource = "storage.k8s.io/CSINode"
+	WildCard              EventResource = "*"
 )
 
 // ClusterEvent is something that happened in the cluster.

@@ -5,17 +5,23 @@ import (
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/pkg/plugins/defaultbinder"
 	"github.com/kubesched/kubesched/pkg/plugins/defaultpreemption"
+	"github.com/kubesched/kubesched/pkg/plugins/dynamicresources"
 	"github.com/kubesched/kubesched/pkg/plugins/imagelocality"
 	"github.com/kubesched/kubesched/pkg/plugins/interpodaffinity"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
+	"github.com/kubesched/kubesched/pkg/plugins/nodedeclaredfeatures"
 	"github.com/kubesched/kubesched/pkg/plugins/nodename"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeports"
 	"github.com/kubesched/kubesched/pkg/plugins/noderesources"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeunschedulable"
+	"github.com/kubesched/kubesched/pkg/plugins/nodevolumelimits"
 	"github.com/kubesched/kubesched/pkg/plugins/podtopologyspread"
 	"github.com/kubesched/kubesched/pkg/plugins/queuesort"
 	"github.com/kubesched/kubesched/pkg/plugins/schedulinggates"
 	"github.com/kubesched/kubesched/pkg/plugins/tainttoleration"
+	"github.com/kubesched/kubesched/pkg/plugins/volumebinding"
+	"github.com/kubesched/kubesched/pkg/plugins/volumerestrictions"
+	"github.com/kubesched/kubesched/pkg/plugins/volumezone"
 )
 
 // NewInTreeRegistry returns every in-tree plugin by its upstream name.
@@ -34,6 +40,12 @@ func NewInTreeRegistry() runtime.Registry {
 		podtopologyspread.Name:               podtopologyspread.New,
 		interpodaffinity.Name:                interpodaffinity.New,
 		defaultbinder.Name:                   defaultbinder.New,
+		volumerestrictions.Name:              volumerestrictions.New,
+		nodevolumelimits.Name:                nodevolumelimits.New,
+		volumebinding.Name:                   volumebinding.New,
+		volumezone.Name:                      volumezone.New,
+		dynamicresources.Name:                dynamicresources.New,
+		nodedeclaredfeatures.Name:            nodedeclaredfeatures.New,
 		defaultpreemption.Name:               defaultpreemption.New,
 	}
 }

@@ -1,0 +1,125 @@
+package volumebinding
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/kubesched/kubesched/internal/cache"
+	st "github.com/kubesched/kubesched/internal/testing"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+const zone = v1.LabelTopologyZone
+
+var (
+	wffc      = storagev1.VolumeBindingWaitForFirstConsumer
+	immediate = storagev1.VolumeBindingImmediate
+	unres     = framework.UnschedulableAndUnresolvable.String() + ": "
+)
+
+func nodes() []*v1.Node {
+	return []*v1.Node{st.MakeNode().Name("a1").Label(zone, "a").Obj(), st.MakeNode().Name("b1").Label(zone, "b").Obj()}
+}
+
+func TestFilter(t *testing.T) {
+	pod := st.MakePod().Name("p").Volume("data").Obj()
+	tests := []struct {
+		name string
+		pod  *v1.Pod
+		objs []interface{}
+		want map[string]string
+	}{
+		{
+			name: "a pod without claims is not checked",
+			pod:  st.MakePod().Name("p").Obj(),
+			want: map[string]string{"a1": "", "b1": ""},
+		},
+		{
+			name: "a missing claim makes the pod unresolvable",
+			pod:  pod,
+			want: map[string]string{"a1": unres + `persistentvolumeclaim "data" not found`, "b1": unres + `persistentvolumeclaim "data" not found`},
+		},
+		{
+			name: "a bound claim limits the pod to its PV's node affinity",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").BoundTo("pv-a").Obj(), st.MakePV("pv-a", "1Gi", "").NodeAffinityIn(zone, "a").Obj()},
+			want: map[string]string{"a1": "", "b1": unres + ErrReasonNodeConflict},
+		},
+		{
+			name: "a claim bound to a PV that does not exist fits nowhere",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").BoundTo("gone").Obj()},
+			want: map[string]string{"a1": unres + ErrReasonPVNotExist, "b1": unres + ErrReasonPVNotExist},
+		},
+		{
+			name: "an unbound claim of an Immediate class waits for the PV controller",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("fast").Obj(), st.StorageClass("fast", immediate, "csi.example.com")},
+			want: map[string]string{"a1": unres + errUnboundImmediate, "b1": unres + errUnboundImmediate},
+		},
+		{
+			name: "a WaitForFirstConsumer claim fits where a matching static PV can be used",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("local").Obj(), st.StorageClass("local", wffc, ""),
+				st.MakePV("pv-b", "2Gi", "local").NodeAffinityIn(zone, "b").Obj()},
+			want: map[string]string{"a1": unres + ErrReasonBindConflict, "b1": ""},
+		},
+		{
+			name: "a static PV too small, of another class or claimed by another claim does not match",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "5Gi").Class("local").Obj(), st.StorageClass("local", wffc, ""),
+				st.MakePV("small", "1Gi", "local").Obj(), st.MakePV("other", "10Gi", "slow").Obj(),
+				st.MakePV("taken", "10Gi", "local").ClaimedBy("default", "someone-else").Obj()},
+			want: map[string]string{"a1": unres + ErrReasonBindConflict, "b1": unres + ErrReasonBindConflict},
+		},
+		{
+			name: "dynamic provisioning fits the nodes the class's allowedTopologies admit",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("zonal").Obj(), func() *storagev1.StorageClass {
+				sc := st.StorageClass("zonal", wffc, "csi.example.com")
+				sc.AllowedTopologies = []v1.TopologySelectorTerm{{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{Key: zone, Values: []string{"a"}}}}}
+				return sc
+			}()},
+			want: map[string]string{"a1": "", "b1": unres + ErrReasonBindConflict},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nis := st.NodeInfos(nodes(), nil)
+			pl, _ := New(context.Background(), nil, st.FakeHandle{Lister: cache.NewSnapshot(nis...), Objects: tt.objs})
+			if diff := cmp.Diff(tt.want, st.RunFilterAll(pl, tt.pod, nis...)); diff != "" {
+				t.Errorf("verdicts (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReservedStaticVolumeIsNotGivenTwice(t *testing.T) {
+	objs := []interface{}{st.MakePVC("one", "1Gi").Class("local").Obj(), st.MakePVC("two", "1Gi").Class("local").Obj(),
+		st.StorageClass("local", wffc, ""), st.MakePV("only", "1Gi", "local").Obj()}
+	nis := st.NodeInfos(nodes(), nil)
+	pl, _ := New(context.Background(), nil, st.FakeHandle{Lister: cache.NewSnapshot(nis...), Objects: objs})
+	vb := pl.(*VolumeBinding)
+	ctx := context.Background()
+	first := st.MakePod().Name("first").Volume("one").Obj()
+	state := framework.NewCycleState()
+	vb.PreFilter(ctx, state, first, nis)
+	if st := vb.Filter(ctx, state, first, nis[0]); !st.IsSuccess() {
+		t.Fatalf("first pod: %v", st)
+	}
+	if st := vb.Reserve(ctx, state, first, "a1"); !st.IsSuccess() {
+		t.Fatalf("Reserve: %v", st)
+	}
+	second := st.MakePod().Name("second").Volume("two").Obj()
+	if got := st.RunFilterAll(pl, second, nis...); got["a1"] == "" {
+		t.Errorf("the second claim got the PV held for the first: %v", got)
+	}
+	vb.Unreserve(ctx, state, first, "a1")
+	if got := st.RunFilterAll(pl, second, nis...); got["a1"] != "" {
+		t.Errorf("after Unreserve the PV is still held: %v", got)
+	}
+}
