@@ -35,7 +35,7 @@ type Options struct {
 	PreEnqueue         PreEnqueueCheck
 	// EventInterest maps each plugin to the cluster events that may make
 	// a pod it rejected schedulable.
-	EventInterest map[string][]framework.ClusterEvent
+	EventInterest map[string][]framework.ClusterEventWithHint
 }
 
 // PriorityQueue is the scheduling queue.
@@ -292,12 +292,15 @@ func (q *PriorityQueue) NextBackoffExpiry() (time.Time, bool) {
 
 // MoveAllToActiveOrBackoffQueue moves the unschedulable pods that a plugin
 // which rejected them registered interest in for this event.
-func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEvent) {
+//
+// oldObj and newObj are the changed object before and after (nil for an
+// addition or a deletion): the plugins' queueing hints look at them.
+func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEvent, oldObj, newObj interface{}) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	var due []*framework.QueuedPodInfo
 	for _, p := range q.unschedulable {
-		if q.interested(p, event) {
+		if q.interested(p, event, oldObj, newObj) {
 			due = append(due, p)
 		}
 	}
@@ -305,14 +308,25 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 	q.moveRequestCycle = q.schedulingCycle
 }
 
-func (q *PriorityQueue) interested(p *framework.QueuedPodInfo, event framework.ClusterEvent) bool {
-	if event.Label == framework.EventUnschedulableTimeout.Label || p.UnschedulablePlugins.Len() == 0 {
+// interested: the flush, a pod no plugin rejected, or an event that a
+// rejecting (or pending) plugin registered and whose hint says Queue.
+func (q *PriorityQueue) interested(p *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) bool {
+	if event.Label == framework.EventUnschedulableTimeout.Label || p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 {
 		return true
 	}
-	for plugin := range p.UnschedulablePlugins {
-		for _, e := range q.opts.EventInterest[plugin] {
-			if e.Match(event) {
-				return true
+	for _, plugins := range [2]sets.Set[string]{p.UnschedulablePlugins, p.PendingPlugins} {
+		for plugin := range plugins {
+			for _, e := range q.opts.EventInterest[plugin] {
+				if !e.Event.Match(event) {
+					continue
+				}
+				if e.QueueingHintFn == nil {
+					return true
+				}
+				hint, err := e.QueueingHintFn(q.logger, p.Pod, oldObj, newObj)
+				if err != nil || hint == framework.Queue {
+					return true
+				}
 			}
 		}
 	}

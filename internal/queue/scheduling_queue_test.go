@@ -25,9 +25,18 @@ func newQueue(opts Options) (*PriorityQueue, *testingclock.FakeClock) {
 	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	opts.Clock = clk
 	if opts.EventInterest == nil {
-		opts.EventInterest = map[string][]framework.ClusterEvent{
-			"NodeResourcesFit": {{Resource: framework.Node, ActionType: framework.Add}, {Resource: framework.AssignedPod, ActionType: framework.Delete}},
-			"NodeAffinity":     {{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}},
+		opts.EventInterest = map[string][]framework.ClusterEventWithHint{
+			"NodeResourcesFit": framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add},
+				framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}),
+			"NodeAffinity": framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}),
+			// Hinted queues only for nodes labelled ok=true.
+			"Hinted": {{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel},
+				QueueingHintFn: func(_ klog.Logger, _ *v1.Pod, _, newObj interface{}) (framework.QueueingHint, error) {
+					if n, ok := newObj.(*v1.Node); ok && n.Labels["ok"] == "true" {
+						return framework.Queue, nil
+					}
+					return framework.QueueSkip, nil
+				}}},
 		}
 	}
 	return New(klog.Background(), (&queuesort.PrioritySort{}).Less, opts), clk
@@ -113,13 +122,19 @@ func TestUnschedulablePodsMoveOnlyOnEventsTheirPluginsRegistered(t *testing.T) {
 		name    string
 		plugins []string
 		event   framework.ClusterEvent
-		want    string
+		// node is the changed object the event carries.
+		node *v1.Node
+		want string
 	}{
 		{name: "a pod rejected for resources moves when a pod is deleted", plugins: []string{"NodeResourcesFit"}, event: podDeletion, want: "active"},
 		{name: "a pod rejected for resources ignores a node label change", plugins: []string{"NodeResourcesFit"}, event: nodeLabel, want: "unschedulable"},
 		{name: "a pod rejected by node affinity moves on a node label change", plugins: []string{"NodeAffinity"}, event: nodeLabel, want: "active"},
 		{name: "a pod rejected by two plugins moves on either's event", plugins: []string{"NodeAffinity", "NodeResourcesFit"}, event: podDeletion, want: "active"},
 		{name: "a pod rejected by a plugin that registered no events waits for the flush", plugins: []string{"Unknown"}, event: nodeLabel, want: "unschedulable"},
+		{name: "a registered event whose hint says QueueSkip leaves the pod where it is", plugins: []string{"Hinted"}, event: nodeLabel,
+			node: st.MakeNode().Name("n").Label("ok", "false").Obj(), want: "unschedulable"},
+		{name: "a registered event whose hint says Queue moves the pod", plugins: []string{"Hinted"}, event: nodeLabel,
+			node: st.MakeNode().Name("n").Label("ok", "true").Obj(), want: "active"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,7 +146,7 @@ func TestUnschedulablePodsMoveOnlyOnEventsTheirPluginsRegistered(t *testing.T) {
 				t.Fatalf("after rejection the pod is in %s, want unschedulable", got)
 			}
 			clk.Step(time.Minute) // past backoff
-			q.MoveAllToActiveOrBackoffQueue(tt.event)
+			q.MoveAllToActiveOrBackoffQueue(tt.event, nil, tt.node)
 			if got := where(q, pod); got != tt.want {
 				t.Errorf("after %s the pod is in %s, want %s", tt.event, got, tt.want)
 			}
@@ -145,7 +160,7 @@ func TestAMovedPodStillBacksOff(t *testing.T) {
 	q.Add(pod)
 	failOnce(t, q, "NodeResourcesFit")
 	clk.Step(500 * time.Millisecond)
-	q.MoveAllToActiveOrBackoffQueue(nodeAdd)
+	q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil)
 	if got := where(q, pod); got != "backoff" {
 		t.Fatalf("moved during its backoff the pod is in %s, want backoff", got)
 	}
@@ -179,7 +194,7 @@ func TestAnEventDuringTheCycleSendsTheRejectedPodToBackoff(t *testing.T) {
 	q.Add(pod)
 	p, _ := q.Pop(context.Background())
 	cycle := q.SchedulingCycle()
-	q.MoveAllToActiveOrBackoffQueue(nodeAdd) // the cluster changed while p was being scheduled
+	q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil) // the cluster changed while p was being scheduled
 	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
 	q.AddUnschedulableIfNotPresent(p, cycle)
 	if got := where(q, pod); got != "backoff" {
@@ -303,7 +318,7 @@ func TestThePodsTheFlushMovesAreMarked(t *testing.T) {
 	}{
 		{name: "a pod moved by a registered event is not marked", move: func(q *PriorityQueue, clk *testingclock.FakeClock) {
 			clk.Step(time.Minute)
-			q.MoveAllToActiveOrBackoffQueue(podDeletion)
+			q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil)
 		}},
 		{name: "a pod moved by the five-minute flush is marked", wantFlush: true, move: func(q *PriorityQueue, clk *testingclock.FakeClock) {
 			clk.Step(DefaultPodMaxInUnschedulablePodsDuration)

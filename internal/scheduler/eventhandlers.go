@@ -46,7 +46,7 @@ func terminal(pod *v1.Pod) bool {
 // OnNodeAdd implements cluster.EventHandler.
 func (s *Scheduler) OnNodeAdd(node *v1.Node) {
 	s.Cache.AddNode(node)
-	s.Queue.MoveAllToActiveOrBackoffQueue(nodeAdd)
+	s.Queue.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node)
 }
 
 // OnNodeUpdate implements cluster.EventHandler; the event says what changed
@@ -54,7 +54,7 @@ func (s *Scheduler) OnNodeAdd(node *v1.Node) {
 func (s *Scheduler) OnNodeUpdate(oldNode, newNode *v1.Node) {
 	s.Cache.UpdateNode(oldNode, newNode)
 	if ev, ok := nodeUpdateEvent(oldNode, newNode); ok {
-		s.Queue.MoveAllToActiveOrBackoffQueue(ev)
+		s.Queue.MoveAllToActiveOrBackoffQueue(ev, oldNode, newNode)
 	}
 }
 
@@ -100,7 +100,7 @@ func (s *Scheduler) OnPodAdd(pod *v1.Pod) {
 		if err := s.Cache.AddPod(pod); err != nil {
 			s.logger.Error(err, "Adding pod to cache", "pod", pod.Namespace+"/"+pod.Name)
 		}
-		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodAdd)
+		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodAdd, nil, pod)
 	case s.ResponsibleForPod(pod):
 		if pod.Status.NominatedNodeName != "" {
 			s.Queue.AddNominatedPod(framework.NewPodInfo(pod), "")
@@ -129,7 +129,7 @@ func (s *Scheduler) OnPodUpdate(oldPod, newPod *v1.Pod) {
 		if err := s.Cache.UpdatePod(oldPod, newPod); err != nil {
 			s.logger.Error(err, "Updating pod in cache", "pod", newPod.Namespace+"/"+newPod.Name)
 		}
-		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodUpdate)
+		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodUpdate, oldPod, newPod)
 	case s.ResponsibleForPod(newPod):
 		if !s.Cache.IsAssumedPod(newPod) {
 			s.Queue.UpdateNominatedPod(oldPod, framework.NewPodInfo(newPod))
@@ -141,7 +141,7 @@ func (s *Scheduler) OnPodUpdate(oldPod, newPod *v1.Pod) {
 		}
 		s.Queue.Update(oldPod, newPod)
 		if len(oldPod.Spec.SchedulingGates) > 0 && len(newPod.Spec.SchedulingGates) == 0 {
-			s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated, Label: "PodSchedulingGatesEliminated"})
+			s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated, Label: "PodSchedulingGatesEliminated"}, oldPod, newPod)
 		}
 	}
 }
@@ -154,7 +154,7 @@ func (s *Scheduler) OnPodDelete(pod *v1.Pod) {
 				s.logger.Error(err, "Removing pod from cache", "pod", pod.Namespace+"/"+pod.Name)
 			}
 		}
-		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodDelete)
+		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodDelete, pod, nil)
 		return
 	}
 	s.Queue.Delete(pod)

@@ -222,7 +222,7 @@ func (s *Scheduler) forget(ctx context.Context, assumed *v1.Pod) {
 		klog.FromContext(ctx).Error(err, "Forgetting assumed pod")
 	}
 	// Its resources are free again: pods waiting for room may fit now.
-	s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete, Label: "AssignedPodDelete"})
+	s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete, Label: "AssignedPodDelete"}, assumed, nil)
 }
 
 // bindingCycle runs in its own goroutine; it returns the outcome.

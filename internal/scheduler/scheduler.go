@@ -115,7 +115,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 	var errs field.ErrorList
 	var queueSort string
 	nominator := &lazyNominator{}
-	interest := map[string][]framework.ClusterEvent{}
+	interest := map[string][]framework.ClusterEventWithHint{}
 	for i, prof := range cfg.Profiles {
 		rp := &runtime.Profile{
 			SchedulerName:            *prof.SchedulerName,

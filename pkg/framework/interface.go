@@ -177,10 +177,42 @@ type PostBindPlugin interface {
 }
 
 // EnqueueExtensions declares which cluster events may make a pod that the
-// plugin rejected schedulable again.
+// plugin rejected schedulable again, each with an optional queueing hint
+// that looks at the pod and the changed object and may say QueueSkip.
 type EnqueueExtensions interface {
 	Plugin
-	EventsToRegister(ctx context.Context) ([]ClusterEvent, error)
+	EventsToRegister(ctx context.Context) ([]ClusterEventWithHint, error)
+}
+
+// QueueingHint says whether an event may make a rejected pod schedulable.
+type QueueingHint int
+
+// The hints.
+const (
+	// QueueSkip: the event cannot help this pod; it stays unschedulable.
+	QueueSkip QueueingHint = iota
+	// Queue: the pod is retried (after its backoff).
+	Queue
+)
+
+// QueueingHintFn decides for one pod and one event; oldObj is nil for an
+// addition, newObj nil for a deletion. An error counts as Queue.
+type QueueingHintFn func(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (QueueingHint, error)
+
+// ClusterEventWithHint is a registered event; a nil QueueingHintFn always
+// queues.
+type ClusterEventWithHint struct {
+	Event          ClusterEvent
+	QueueingHintFn QueueingHintFn
+}
+
+// Events wraps events without hints.
+func Events(evs ...ClusterEvent) []ClusterEventWithHint {
+	out := make([]ClusterEventWithHint, len(evs))
+	for i, e := range evs {
+		out[i] = ClusterEventWithHint{Event: e}
+	}
+	return out
 }
 
 // NodeInfoLister lists the snapshot's NodeInfos.

@@ -328,12 +328,12 @@ func namesOf[T framework.Plugin](list []T) []string {
 // EventInterest returns, per plugin that can reject pods, the cluster events
 // that may make such pods schedulable. A rejecting plugin without
 // EnqueueExtensions is interested in every event.
-func (f *Framework) EventInterest(ctx context.Context) (map[string][]framework.ClusterEvent, error) {
-	out := map[string][]framework.ClusterEvent{}
+func (f *Framework) EventInterest(ctx context.Context) (map[string][]framework.ClusterEventWithHint, error) {
+	out := map[string][]framework.ClusterEventWithHint{}
 	for name, pl := range f.plugins {
 		ext, ok := pl.(framework.EnqueueExtensions)
 		if !ok {
-			out[name] = []framework.ClusterEvent{{Resource: framework.WildCard, ActionType: framework.All}}
+			out[name] = framework.Events(framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All})
 			continue
 		}
 		evs, err := ext.EventsToRegister(ctx)

@@ -11,10 +11,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // Name of the plugin.
@@ -62,12 +64,109 @@ func (*InterPodAffinity) Name() string { return Name }
 
 // EventsToRegister: pods coming, going or relabeled, and nodes gaining
 // labels (topology domains), can satisfy a term that failed.
-func (*InterPodAffinity) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
-		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
-		{Resource: framework.Namespace, ActionType: framework.Add | framework.Update},
+func (pl *InterPodAffinity) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}, QueueingHintFn: pl.afterAssignedPodChange},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: afterNodeChange},
 	}, nil
+}
+
+// matchesAny is true when some term selects p (in namespace labels ns).
+func matchesAny(terms []framework.AffinityTerm, p *v1.Pod, ns labels.Set) bool {
+	for i := range terms {
+		if terms[i].Matches(p, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesAllTerms is true when every term selects p (and there is one).
+func matchesAllTerms(terms []framework.AffinityTerm, p *v1.Pod, ns labels.Set) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(p, ns) {
+			return false
+		}
+	}
+	return true
+}
+
+// afterAssignedPodChange, as upstream's hint: a placed pod that now
+// matches all the pod's affinity terms, that stops matching (or is deleted
+// while matching) its anti-affinity, or a deleted pod whose anti-affinity
+// selected the pod.
+func (pl *InterPodAffinity) afterAssignedPodChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	unplaced := func(p *v1.Pod) bool { return p != nil && p.Spec.NodeName == "" && p.Status.NominatedNodeName == "" }
+	if unplaced(cur) || unplaced(old) {
+		return framework.QueueSkip, nil
+	}
+	pi := framework.NewPodInfo(pod)
+	l := pl.handle.Listers()
+	nsOf := func(p *v1.Pod) labels.Set { return l.NamespaceLabels(p.Namespace) }
+	switch {
+	case old != nil && cur != nil:
+		if !matchesAllTerms(pi.RequiredAffinityTerms, old, nsOf(old)) && matchesAllTerms(pi.RequiredAffinityTerms, cur, nsOf(cur)) {
+			return framework.Queue, nil
+		}
+		if matchesAny(pi.RequiredAntiAffinityTerms, old, nsOf(old)) && !matchesAny(pi.RequiredAntiAffinityTerms, cur, nsOf(cur)) {
+			return framework.Queue, nil
+		}
+		return framework.QueueSkip, nil
+	case cur != nil:
+		if matchesAllTerms(pi.RequiredAffinityTerms, cur, nsOf(cur)) {
+			return framework.Queue, nil
+		}
+		return framework.QueueSkip, nil
+	}
+	if matchesAny(pi.RequiredAntiAffinityTerms, old, nsOf(old)) {
+		return framework.Queue, nil
+	}
+	if matchesAny(framework.NewPodInfo(old).RequiredAntiAffinityTerms, pod, nsOf(pod)) {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
+}
+
+// afterNodeChange: a node that gains (or moves within) a topology key of
+// the pod's affinity, or loses or moves one of its anti-affinity; any new
+// node when the pod has anti-affinity.
+func afterNodeChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Node](oldObj, newObj)
+	if err != nil || cur == nil {
+		return framework.Queue, err
+	}
+	pi := framework.NewPodInfo(pod)
+	for _, t := range pi.RequiredAffinityTerms {
+		nv, nok := cur.Labels[t.TopologyKey]
+		if old == nil {
+			if nok {
+				return framework.Queue, nil
+			}
+			continue
+		}
+		ov, ook := old.Labels[t.TopologyKey]
+		if (!ook && nok) || (ook && nok && ov != nv) {
+			return framework.Queue, nil
+		}
+	}
+	for _, t := range pi.RequiredAntiAffinityTerms {
+		if old == nil {
+			return framework.Queue, nil
+		}
+		ov, ook := old.Labels[t.TopologyKey]
+		nv, nok := cur.Labels[t.TopologyKey]
+		if (ook && !nok) || (ook && nok && ov != nv) {
+			return framework.Queue, nil
+		}
+	}
+	return framework.QueueSkip, nil
 }
 
 // resolveNamespaces returns copies of the incoming pod's terms whose

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -205,6 +206,25 @@ func (*NodeAffinity) NormalizeScore(_ context.Context, _ *framework.CycleState, 
 }
 
 // EventsToRegister: node added or relabeled.
-func (*NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}}, nil
+func (pl *NodeAffinity) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}, QueueingHintFn: pl.afterNodeEvent},
+	}, nil
+}
+
+// afterNodeEvent: a node that now matches the pod's required affinity (and
+// the added affinity) and did not before.
+func (pl *NodeAffinity) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Node](oldObj, newObj)
+	if err != nil || cur == nil {
+		return framework.Queue, err
+	}
+	m := compileRequired(pod)
+	matches := func(n *v1.Node) bool {
+		return (pl.addedNodeSelector == nil || pl.addedNodeSelector.Match(n)) && m.Match(n)
+	}
+	if matches(cur) && (old == nil || !matches(old)) {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
 }

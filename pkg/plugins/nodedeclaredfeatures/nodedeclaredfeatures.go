@@ -81,6 +81,6 @@ func (*NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleSta
 }
 
 // EventsToRegister: nodes added or declaring other features.
-func (*NodeDeclaredFeatures) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeDeclaredFeature}}, nil
+func (*NodeDeclaredFeatures) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeDeclaredFeature}), nil
 }

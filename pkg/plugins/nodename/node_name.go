@@ -54,6 +54,6 @@ func (*NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod,
 }
 
 // EventsToRegister: a node of that name appearing.
-func (*NodeName) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{{Resource: framework.Node, ActionType: framework.Add}}, nil
+func (*NodeName) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}), nil
 }

@@ -7,8 +7,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // Name of the plugin.
@@ -80,9 +82,28 @@ func Fits(ports []v1.ContainerPort, ni *framework.NodeInfo) bool {
 }
 
 // EventsToRegister: a pod deleted from a node, or a node added.
-func (*NodePorts) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.AssignedPod, ActionType: framework.Delete},
-		{Resource: framework.Node, ActionType: framework.Add},
+func (*NodePorts) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}, QueueingHintFn: afterPodDelete},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
 	}, nil
+}
+
+// afterPodDelete: only a deleted pod that held one of the pod's host ports
+// frees it.
+func afterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, _, err := helper.As[*v1.Pod](oldObj, newObj)
+	if err != nil || old == nil {
+		return framework.Queue, err
+	}
+	held := framework.HostPortInfo{}
+	for _, p := range framework.HostPortsOf(old) {
+		held.Add(p.HostIP, string(p.Protocol), p.HostPort)
+	}
+	for _, p := range framework.HostPortsOf(pod) {
+		if held.CheckConflict(p.HostIP, string(p.Protocol), p.HostPort) {
+			return framework.Queue, nil
+		}
+	}
+	return framework.QueueSkip, nil
 }

@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // FitName is the name of the fit plugin.
@@ -227,9 +229,55 @@ func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod,
 func (*Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // EventsToRegister: room freed on a node, or a node added or grown.
-func (*Fit) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.AssignedPod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
-		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable},
+func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: f.afterPodEvent},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: f.afterNodeEvent},
 	}, nil
+}
+
+// afterPodEvent: the deletion (or scale-down) of a pod that held a node's
+// resources may make room; one that was never placed does not.
+func (f *Fit) afterPodEvent(_ klog.Logger, _ *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, _, err := helper.As[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	if old != nil && old.Spec.NodeName == "" && old.Status.NominatedNodeName == "" {
+		return framework.QueueSkip, nil
+	}
+	return framework.Queue, nil
+}
+
+// afterNodeEvent: a node the pod could fit on when empty, added or with
+// more of what the pod requests.
+func (f *Fit) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Node](oldObj, newObj)
+	if err != nil || cur == nil {
+		return framework.Queue, err
+	}
+	s := computePodResourceRequest(pod)
+	req := s.Resource
+	fitsEmpty := func(n *v1.Node) bool {
+		ni := framework.NewNodeInfo()
+		ni.SetNode(n)
+		return f.fits(s, ni)
+	}
+	if !fitsEmpty(cur) {
+		return framework.QueueSkip, nil
+	}
+	if old == nil || !fitsEmpty(old) {
+		return framework.Queue, nil
+	}
+	a, b := framework.NewResource(old.Status.Allocatable), framework.NewResource(cur.Status.Allocatable)
+	if (req.MilliCPU > 0 && b.MilliCPU > a.MilliCPU) || (req.Memory > 0 && b.Memory > a.Memory) ||
+		(req.EphemeralStorage > 0 && b.EphemeralStorage > a.EphemeralStorage) || b.AllowedPodNumber > a.AllowedPodNumber {
+		return framework.Queue, nil
+	}
+	for name, q := range req.Scalar {
+		if q > 0 && b.Scalar[name] > a.Scalar[name] {
+			return framework.Queue, nil
+		}
+	}
+	return framework.QueueSkip, nil
 }

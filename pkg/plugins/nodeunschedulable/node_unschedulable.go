@@ -8,8 +8,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // Name of the plugin.
@@ -57,9 +59,21 @@ func (*NodeUnschedulable) Filter(ctx context.Context, _ *framework.CycleState, p
 
 // EventsToRegister: a node added or uncordoned (spec.unschedulable is
 // reported as a taint change, as upstream does).
-func (*NodeUnschedulable) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint},
-		{Resource: framework.Pod, ActionType: framework.UpdatePodTolerations},
+func (*NodeUnschedulable) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: afterNodeEvent},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodTolerations}},
 	}, nil
+}
+
+// afterNodeEvent: a node added schedulable, or uncordoned.
+func afterNodeEvent(_ klog.Logger, _ *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Node](oldObj, newObj)
+	if err != nil || cur == nil {
+		return framework.Queue, err
+	}
+	if !cur.Spec.Unschedulable && (old == nil || old.Spec.Unschedulable) {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
 }

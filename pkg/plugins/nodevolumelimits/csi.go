@@ -122,10 +122,10 @@ func (pl *CSILimits) attachable(pod *v1.Pod, _ *storagev1.CSINode, out map[strin
 }
 
 // EventsToRegister: a pod leaving the node, or the node's CSINode changing.
-func (*CSILimits) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.AssignedPod, ActionType: framework.Delete},
-		{Resource: framework.CSINode, ActionType: framework.Add | framework.Update},
-		{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add},
-	}, nil
+func (*CSILimits) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return framework.Events(
+		framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete},
+		framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update},
+		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add},
+	), nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
 )
 
@@ -269,9 +271,96 @@ func hasAllKeys(nodeLabels map[string]string, cs []constraint) bool {
 
 // EventsToRegister: pods with matching labels coming or going, and nodes
 // gaining labels (domains) or losing taints, can change the skew.
-func (*PodTopologySpread) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
-		{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint},
+func (pl *PodTopologySpread) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}, QueueingHintFn: pl.afterAssignedPodChange},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint}, QueueingHintFn: pl.afterNodeChange},
 	}, nil
+}
+
+func selectedByAny(cs []constraint, podLabels map[string]string) bool {
+	for i := range cs {
+		if cs[i].Selector.Matches(labels.Set(podLabels)) {
+			return true
+		}
+	}
+	return false
+}
+
+// afterAssignedPodChange, as upstream's hint: a placed pod in the pod's
+// namespace that a DoNotSchedule constraint selects coming or going, or
+// whose labels change what the constraints select.
+func (pl *PodTopologySpread) afterAssignedPodChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Pod](oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	involved := func(p *v1.Pod) bool { return p.Spec.NodeName != "" && p.Namespace == pod.Namespace }
+	if (cur != nil && !involved(cur)) || (old != nil && !involved(old)) {
+		return framework.QueueSkip, nil
+	}
+	cs, err := pl.constraintsFor(pod, v1.DoNotSchedule)
+	if err != nil {
+		return framework.Queue, err
+	}
+	switch {
+	case old != nil && cur != nil:
+		for i := range cs {
+			if cs[i].Selector.Matches(labels.Set(old.Labels)) != cs[i].Selector.Matches(labels.Set(cur.Labels)) {
+				return framework.Queue, nil
+			}
+		}
+		return framework.QueueSkip, nil
+	case cur != nil:
+		if selectedByAny(cs, cur.Labels) {
+			return framework.Queue, nil
+		}
+		return framework.QueueSkip, nil
+	}
+	if selectedByAny(cs, old.Labels) {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
+}
+
+// afterNodeChange, as upstream's hint: a node with every topology key
+// added or deleted, one gaining or losing them, or one with them whose
+// topology values or taints change.
+func (pl *PodTopologySpread) afterNodeChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Node](oldObj, newObj)
+	if err != nil {
+		return framework.Queue, err
+	}
+	cs, err := pl.constraintsFor(pod, v1.DoNotSchedule)
+	if err != nil {
+		return framework.Queue, err
+	}
+	oldMatch := old != nil && hasAllKeys(old.Labels, cs)
+	curMatch := cur != nil && hasAllKeys(cur.Labels, cs)
+	switch {
+	case old != nil && cur != nil:
+		if oldMatch != curMatch {
+			return framework.Queue, nil
+		}
+		if curMatch {
+			for i := range cs {
+				if old.Labels[cs[i].TopologyKey] != cur.Labels[cs[i].TopologyKey] {
+					return framework.Queue, nil
+				}
+			}
+			if !equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) {
+				return framework.Queue, nil
+			}
+		}
+		return framework.QueueSkip, nil
+	case cur != nil:
+		if curMatch {
+			return framework.Queue, nil
+		}
+		return framework.QueueSkip, nil
+	}
+	if oldMatch {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
 }

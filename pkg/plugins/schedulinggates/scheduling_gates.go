@@ -44,6 +44,6 @@ func (*SchedulingGates) PreEnqueue(_ context.Context, p *v1.Pod) *framework.Stat
 }
 
 // EventsToRegister: only the removal of the gates helps.
-func (*SchedulingGates) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated}}, nil
+func (*SchedulingGates) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return framework.Events(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated}), nil
 }

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
@@ -105,9 +106,32 @@ func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleStat
 }
 
 // EventsToRegister: node taints changed, or the pod's tolerations.
-func (*TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint},
-		{Resource: framework.Pod, ActionType: framework.UpdatePodTolerations},
+func (*TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: afterNodeEvent},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodTolerations}},
 	}, nil
+}
+
+// tolerated: the pod tolerates every NoSchedule/NoExecute taint of node.
+func tolerated(logger klog.Logger, pod *v1.Pod, node *v1.Node) bool {
+	for i := range node.Spec.Taints {
+		t := &node.Spec.Taints[i]
+		if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) && !v1helper.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, t, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// afterNodeEvent: a node whose taints the pod now tolerates and did not before.
+func afterNodeEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+	old, cur, err := helper.As[*v1.Node](oldObj, newObj)
+	if err != nil || cur == nil {
+		return framework.Queue, err
+	}
+	if tolerated(logger, pod, cur) && (old == nil || !tolerated(logger, pod, old)) {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
 }

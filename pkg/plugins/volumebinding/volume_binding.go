@@ -353,12 +353,12 @@ func (pl *VolumeBinding) Unreserve(_ context.Context, state *framework.CycleStat
 }
 
 // EventsToRegister: storage objects and nodes appearing or changing.
-func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
-		{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
-		{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update},
-		{Resource: framework.StorageClass, ActionType: framework.Add | framework.Update},
-		{Resource: framework.CSINode, ActionType: framework.Add | framework.Update},
-	}, nil
+func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return framework.Events(
+		framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
+		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
+		framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update},
+		framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add | framework.Update},
+		framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update},
+	), nil
 }

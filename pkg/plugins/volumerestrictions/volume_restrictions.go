@@ -197,10 +197,10 @@ func overlap(a, b []string) bool {
 
 // EventsToRegister: a pod using the disk or claim going away, or the
 // claim appearing.
-func (*VolumeRestrictions) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.AssignedPod, ActionType: framework.Delete},
-		{Resource: framework.Node, ActionType: framework.Add},
-		{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
-	}, nil
+func (*VolumeRestrictions) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return framework.Events(
+		framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete},
+		framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add},
+		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
+	), nil
 }

@@ -163,11 +163,11 @@ func toGA(label string) string {
 }
 
 // EventsToRegister: nodes and storage objects appearing or changing.
-func (*VolumeZone) EventsToRegister(context.Context) ([]framework.ClusterEvent, error) {
-	return []framework.ClusterEvent{
-		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
-		{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
-		{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update},
-		{Resource: framework.StorageClass, ActionType: framework.Add},
-	}, nil
+func (*VolumeZone) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return framework.Events(
+		framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
+		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
+		framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update},
+		framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add},
+	), nil
 }
