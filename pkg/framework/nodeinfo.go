@@ -223,6 +223,7 @@ func (n *NodeInfo) Snapshot() *NodeInfo {
 		Allocatable:                  *n.Allocatable.Clone(),
 		UsedPorts:                    n.UsedPorts.Clone(),
 		ImageStates:                  n.ImageStates,
+		DeclaredFeatures:             n.DeclaredFeatures,
 		Generation:                   n.Generation,
 	}
 	return out
