@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,6 +33,9 @@ type preFilterState struct {
 	// existingAnti: domains where an existing pod's required anti-affinity
 	// term selects the incoming pod.
 	existingAnti pairCounts
+	// existingKeys are the topology keys of existingAnti's domains, so that
+	// Filter looks up those keys of a node instead of all its labels.
+	existingKeys []string
 	// affinity: domains with pods matching all the incoming pod's required
 	// affinity terms; anti: domains with pods matching one of its required
 	// anti-affinity terms.
@@ -47,6 +51,7 @@ type preFilterState struct {
 func (s *preFilterState) Clone() framework.StateData {
 	c := *s
 	c.existingAnti, c.affinity, c.anti = maps.Clone(s.existingAnti), maps.Clone(s.affinity), maps.Clone(s.anti)
+	c.existingKeys = slices.Clone(s.existingKeys)
 	return &c
 }
 
@@ -78,7 +83,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 			for i := range existing.RequiredAntiAffinityTerms {
 				t := &existing.RequiredAntiAffinityTerms[i]
 				if t.Matches(pod, s.nsLabels) {
-					s.existingAnti.add(node, t.TopologyKey, 1)
+					s.addExisting(node, t.TopologyKey, 1)
 				}
 			}
 		}
@@ -94,6 +99,17 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	}
 	state.Write(preFilterStateKey, s)
 	return nil, nil
+}
+
+// addExisting counts an existing pod's anti-affinity term on node's domain.
+func (s *preFilterState) addExisting(node *v1.Node, key string, delta int64) {
+	if _, ok := node.Labels[key]; !ok {
+		return
+	}
+	s.existingAnti.add(node, key, delta)
+	if !slices.Contains(s.existingKeys, key) {
+		s.existingKeys = append(s.existingKeys, key)
+	}
 }
 
 // countIncoming counts an existing pod against the incoming pod's terms.
@@ -132,7 +148,7 @@ func update(state *framework.CycleState, pod *v1.Pod, other *framework.PodInfo, 
 	for i := range other.RequiredAntiAffinityTerms {
 		t := &other.RequiredAntiAffinityTerms[i]
 		if t.Matches(pod, s.nsLabels) {
-			s.existingAnti.add(node, t.TopologyKey, delta)
+			s.addExisting(node, t.TopologyKey, delta)
 		}
 	}
 	s.countIncoming(other.Pod, node, delta)
@@ -160,8 +176,8 @@ func (pl *InterPodAffinity) Filter(_ context.Context, state *framework.CycleStat
 		}
 	}
 	if len(s.existingAnti) > 0 {
-		for k, v := range node.Labels {
-			if s.existingAnti[topologyPair{k, v}] > 0 {
+		for _, k := range s.existingKeys {
+			if v, ok := node.Labels[k]; ok && s.existingAnti[topologyPair{k, v}] > 0 {
 				return framework.NewStatus(framework.Unschedulable, ErrReasonExistingAntiAffinityRulesNotMatch)
 			}
 		}
