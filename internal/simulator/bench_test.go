@@ -2,10 +2,10 @@ package simulator
 
 import (
 	"context"
-
 	"fmt"
-	v1 "k8s.io/api/core/v1"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/internal/testing/clustergen"
 	"github.com/kubesched/kubesched/pkg/plugins"
@@ -14,9 +14,16 @@ import (
 // BenchmarkSimulate measures end-to-end scheduling throughput (pods/s) of
 // the core on generated clusters, all pods pending.
 func BenchmarkSimulate(b *testing.B) {
-	for _, size := range []struct{ nodes, pods int }{{100, 1000}, {1000, 2000}, {5000, 2000}} {
-		b.Run(fmt.Sprintf("nodes=%d/pods=%d", size.nodes, size.pods), func(b *testing.B) {
-			c := clusterFromObjects(b, clustergen.Options{Nodes: size.nodes, Pods: size.pods, Seed: 1})
+	for _, size := range []struct {
+		nodes, pods int
+		workload    string
+	}{{100, 1000, ""}, {1000, 2000, ""}, {5000, 2000, ""}, {1000, 1000, "anti-affinity"}, {1000, 1000, "spread"}} {
+		name := fmt.Sprintf("nodes=%d/pods=%d", size.nodes, size.pods)
+		if size.workload != "" {
+			name += "/" + size.workload
+		}
+		b.Run(name, func(b *testing.B) {
+			c := clusterFromObjects(b, clustergen.Options{Nodes: size.nodes, Pods: size.pods, Seed: 1, Workload: size.workload})
 			cfg := defaultConfig(b)
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -641,7 +641,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	errCh := make(chan *framework.Status, 1)
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
 		for j, pl := range plugins {
-			s, st := runScore(ctx, pl, state, pod, nodes[i])
+			s, st := runScore(ctx, pl.ScorePlugin, state, pod, nodes[i])
 			if !st.IsSuccess() {
 				select {
 				case errCh <- framework.AsStatus(fmt.Errorf("plugin %q failed with: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name()):
