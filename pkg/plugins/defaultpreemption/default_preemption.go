@@ -22,9 +22,9 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // Name of the plugin.
@@ -48,17 +48,10 @@ var _ framework.PostFilterPlugin = &DefaultPreemption{}
 
 // New builds the plugin from DefaultPreemptionArgs.
 func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	args := &configv1.DefaultPreemptionArgs{}
-	if obj != nil {
-		a, ok := obj.(*configv1.DefaultPreemptionArgs)
-		if !ok {
-			return nil, fmt.Errorf("want args to be of type DefaultPreemptionArgs, got %T", obj)
-		}
-		if a != nil {
-			args = a.DeepCopy()
-		}
+	args, err := helper.Args[configv1.DefaultPreemptionArgs](obj)
+	if err != nil {
+		return nil, err
 	}
-	config.SetDefaultsArgs(args)
 	return &DefaultPreemption{handle: h, args: *args}, nil
 }
 

@@ -6,7 +6,6 @@ package interpodaffinity
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
@@ -45,17 +43,10 @@ var (
 
 // New builds the plugin from InterPodAffinityArgs.
 func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	args := &configv1.InterPodAffinityArgs{}
-	if obj != nil {
-		a, ok := obj.(*configv1.InterPodAffinityArgs)
-		if !ok {
-			return nil, fmt.Errorf("want args to be of type InterPodAffinityArgs, got %T", obj)
-		}
-		if a != nil {
-			args = a.DeepCopy()
-		}
+	args, err := helper.Args[configv1.InterPodAffinityArgs](obj)
+	if err != nil {
+		return nil, err
 	}
-	config.SetDefaultsArgs(args)
 	return &InterPodAffinity{handle: h, args: *args}, nil
 }
 

@@ -2,14 +2,13 @@ package noderesources
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // BalancedAllocationName is the name of the plugin.
@@ -30,17 +29,10 @@ var (
 // NewBalancedAllocation builds the plugin from
 // *configv1.NodeResourcesBalancedAllocationArgs (nil: cpu and memory).
 func NewBalancedAllocation(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.Plugin, error) {
-	args := &configv1.NodeResourcesBalancedAllocationArgs{}
-	if obj != nil {
-		a, ok := obj.(*configv1.NodeResourcesBalancedAllocationArgs)
-		if !ok {
-			return nil, fmt.Errorf("want args to be of type NodeResourcesBalancedAllocationArgs, got %T", obj)
-		}
-		if a != nil {
-			args = a.DeepCopy()
-		}
+	args, err := helper.Args[configv1.NodeResourcesBalancedAllocationArgs](obj)
+	if err != nil {
+		return nil, err
 	}
-	config.SetDefaultsArgs(args)
 	s := resourceAllocationScorer{strategy: balanced, resources: args.Resources, useRequested: true}
 	s.initNames()
 	return &BalancedAllocation{scorer: s}, nil

@@ -5,7 +5,6 @@ package noderesources
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -16,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
@@ -49,17 +47,10 @@ var (
 
 // NewFit builds the plugin from *configv1.NodeResourcesFitArgs (nil: defaults).
 func NewFit(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.Plugin, error) {
-	args := &configv1.NodeResourcesFitArgs{}
-	if obj != nil {
-		a, ok := obj.(*configv1.NodeResourcesFitArgs)
-		if !ok {
-			return nil, fmt.Errorf("want args to be of type NodeResourcesFitArgs, got %T", obj)
-		}
-		if a != nil {
-			args = a.DeepCopy()
-		}
+	args, err := helper.Args[configv1.NodeResourcesFitArgs](obj)
+	if err != nil {
+		return nil, err
 	}
-	config.SetDefaultsNodeResourcesFitArgs(args)
 	scorer, err := newScorer(args.ScoringStrategy)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,6 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
 	"github.com/kubesched/kubesched/pkg/plugins/nodeaffinity"
@@ -58,17 +57,10 @@ var (
 
 // New builds the plugin from PodTopologySpreadArgs.
 func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	args := &configv1.PodTopologySpreadArgs{}
-	if obj != nil {
-		a, ok := obj.(*configv1.PodTopologySpreadArgs)
-		if !ok {
-			return nil, fmt.Errorf("want args to be of type PodTopologySpreadArgs, got %T", obj)
-		}
-		if a != nil {
-			args = a.DeepCopy()
-		}
+	args, err := helper.Args[configv1.PodTopologySpreadArgs](obj)
+	if err != nil {
+		return nil, err
 	}
-	config.SetDefaultsArgs(args)
 	pl := &PodTopologySpread{handle: h}
 	if args.DefaultingType == configv1.SystemDefaulting {
 		pl.defaultConstraints = systemDefaultConstraints

@@ -310,16 +310,21 @@ func (*VolumeBinding) Score(context.Context, *framework.CycleState, *v1.Pod, *fr
 // ScoreExtensions implements framework.ScorePlugin.
 func (*VolumeBinding) ScoreExtensions() framework.ScoreExtensions { return nil }
 
-// Reserve holds the static PVs chosen on the node for the pod's claims.
-func (pl *VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, _ *v1.Pod, node string) *framework.Status {
+// chosenOn returns the static PVs Filter picked on node (PV -> claim).
+func chosenOn(state *framework.CycleState, node string) map[string]string {
 	d, err := state.Read(stateKey)
 	if err != nil {
 		return nil
 	}
 	s := d.(*stateData)
 	s.mu.Lock()
-	chosen := s.chosen[node]
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return s.chosen[node]
+}
+
+// Reserve holds the static PVs chosen on the node for the pod's claims.
+func (pl *VolumeBinding) Reserve(_ context.Context, state *framework.CycleState, _ *v1.Pod, node string) *framework.Status {
+	chosen := chosenOn(state, node)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	for pv, claim := range chosen {
@@ -335,14 +340,7 @@ func (pl *VolumeBinding) Reserve(_ context.Context, state *framework.CycleState,
 
 // Unreserve releases them.
 func (pl *VolumeBinding) Unreserve(_ context.Context, state *framework.CycleState, _ *v1.Pod, node string) {
-	d, err := state.Read(stateKey)
-	if err != nil {
-		return
-	}
-	s := d.(*stateData)
-	s.mu.Lock()
-	chosen := s.chosen[node]
-	s.mu.Unlock()
+	chosen := chosenOn(state, node)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	for pv, claim := range chosen {
