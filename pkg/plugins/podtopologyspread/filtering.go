@@ -13,14 +13,6 @@ import (
 
 const preFilterStateKey framework.StateKey = "PreFilter" + Name
 
-// minNodesPerBlock: below this many nodes per worker, counting in
-// parallel costs more than it saves.
-const minNodesPerBlock = 256
-
-// maxInlineConstraints: a pod with up to this many constraints has its
-// nodes' topology values looked up into a stack array.
-const maxInlineConstraints = 8
-
 // criticalPaths keeps the two domains with the fewest matching pods; [0]
 // always holds the minimum. Two are enough because preemption only ever
 // removes pods from one node (one domain) of a cloned state.
@@ -104,58 +96,27 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 		counts: make([]map[string]int, len(cs)), affinity: nodeaffinity.CompileRequired(pod)}
 	podLabels := labels.Set(pod.Labels)
 	for i := range cs {
-		s.counts[i] = map[string]int{}
 		if cs[i].Selector.Matches(podLabels) {
 			s.selfMatch[i] = 1
 		}
 	}
-	// Count in blocks of nodes on the workers, each block into its own
-	// maps, merged after: the same sums as one sequential pass.
-	blocks := min(pl.handle.Parallelism(), max(1, len(nodes)/minNodesPerBlock))
-	partial := make([][]map[string]int, blocks)
-	pl.handle.Parallelize(ctx, blocks, func(b int) {
-		counts := make([]map[string]int, len(cs))
-		for i := range counts {
-			counts[i] = map[string]int{}
+	// The domain counts come from the shape's memo: only nodes that changed
+	// since its last cycle are counted again. The maps are the memo's, read
+	// only here and in Filter; AddPod/RemovePod work on clones.
+	m, unlock := pl.memos.get(shapeKey(pod, cs), len(cs))
+	m.refresh(nodes, func(ni *framework.NodeInfo, into []contribution) {
+		node := ni.Node()
+		if node == nil || !hasAllKeys(node.Labels, cs) {
+			return // a node must have every key to count
 		}
-		var values [maxInlineConstraints]string
-		vals := values[:0]
-		if len(cs) > maxInlineConstraints {
-			vals = make([]string, 0, len(cs))
-		}
-		lo, hi := b*len(nodes)/blocks, (b+1)*len(nodes)/blocks
-		for _, ni := range nodes[lo:hi] {
-			node := ni.Node()
-			if node == nil {
-				continue
-			}
-			vals = vals[:0]
-			for i := range cs {
-				v, ok := node.Labels[cs[i].TopologyKey]
-				if !ok {
-					break
-				}
-				vals = append(vals, v)
-			}
-			if len(vals) < len(cs) {
-				continue // a node must have every key to count
-			}
-			for i := range cs {
-				if !cs[i].includes(logger, pod, node, &s.affinity) {
-					continue
-				}
-				counts[i][vals[i]] += countMatching(ni.Pods, cs[i].Selector, pod.Namespace)
+		for i := range cs {
+			if cs[i].includes(logger, pod, node, &s.affinity) {
+				into[i] = contribution{counted: true, value: node.Labels[cs[i].TopologyKey], pods: countMatching(ni.Pods, cs[i].Selector, pod.Namespace)}
 			}
 		}
-		partial[b] = counts
 	})
-	for _, counts := range partial {
-		for i, m := range counts {
-			for v, n := range m {
-				s.counts[i][v] += n
-			}
-		}
-	}
+	copy(s.counts, m.counts)
+	unlock()
 	for i := range cs {
 		s.paths[i] = newCriticalPaths()
 		for v, n := range s.counts[i] {

@@ -45,6 +45,7 @@ type PodTopologySpread struct {
 	handle             framework.Handle
 	defaultConstraints []v1.TopologySpreadConstraint
 	systemDefaulted    bool
+	memos              memos
 }
 
 var (
