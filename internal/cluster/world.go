@@ -37,6 +37,7 @@ type World interface {
 	PodGetter
 	StatusWriter
 	Evictor
+	framework.VolumeWriter
 	// EventRecorder records events as the named profile (the events'
 	// reportingController, as upstream does per profile).
 	EventRecorder(schedulerName string) events.EventRecorder

@@ -73,7 +73,12 @@ type FakeHandle struct {
 	Lister framework.SharedLister
 	// Objects are served by Listers (namespaces, services, ...).
 	Objects []interface{}
+	// Writer receives volume writes (nil: VolumeWriter returns nil).
+	Writer framework.VolumeWriter
 }
+
+// VolumeWriter implements framework.Handle.
+func (h FakeHandle) VolumeWriter() framework.VolumeWriter { return h.Writer }
 
 // Listers implements framework.Handle.
 func (h FakeHandle) Listers() framework.Listers {

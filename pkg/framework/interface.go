@@ -260,6 +260,8 @@ type Handle interface {
 	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
 	// ClearNominatedNodeName clears a pod's status.nominatedNodeName.
 	ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) error
+	// VolumeWriter writes volume bindings (VolumeBinding's PreBind).
+	VolumeWriter() VolumeWriter
 	// RunFilterPluginsWithNominatedPods runs the Filter plugins on a node,
 	// as if the higher-or-equal priority pods nominated to it were there.
 	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status
@@ -268,6 +270,14 @@ type Handle interface {
 	// from a node speculatively.
 	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+}
+
+// VolumeWriter updates PersistentVolumes and PersistentVolumeClaims: the
+// API in a cluster; a no-op in a simulation, whose storage objects are fixed
+// (VolumeBinding holds the volumes it chose there itself).
+type VolumeWriter interface {
+	UpdatePersistentVolume(ctx context.Context, pv *v1.PersistentVolume) error
+	UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) error
 }
 
 // PluginFactory builds a plugin from its (decoded, defaulted) args.

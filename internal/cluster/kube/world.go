@@ -138,6 +138,18 @@ func conditionChanged(pod *v1.Pod, c *v1.PodCondition) bool {
 	return old == nil || old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message
 }
 
+// UpdatePersistentVolume implements framework.VolumeWriter.
+func (w *World) UpdatePersistentVolume(ctx context.Context, pv *v1.PersistentVolume) error {
+	_, err := w.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	return err
+}
+
+// UpdatePersistentVolumeClaim implements framework.VolumeWriter.
+func (w *World) UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) error {
+	_, err := w.client.CoreV1().PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
+	return err
+}
+
 // Evict implements cluster.Evictor by deleting the victim (with its UID as
 // a precondition, so a recreated pod of the same name is spared).
 func (w *World) Evict(ctx context.Context, victim, _ *v1.Pod) error {

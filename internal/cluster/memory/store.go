@@ -220,6 +220,15 @@ func setCondition(st *v1.PodStatus, c *v1.PodCondition, clk clock.PassiveClock) 
 	return true
 }
 
+// UpdatePersistentVolume implements framework.VolumeWriter: storage objects
+// are fixed in a simulation, so there is nothing to write.
+func (s *Store) UpdatePersistentVolume(context.Context, *v1.PersistentVolume) error { return nil }
+
+// UpdatePersistentVolumeClaim implements framework.VolumeWriter (no-op).
+func (s *Store) UpdatePersistentVolumeClaim(context.Context, *v1.PersistentVolumeClaim) error {
+	return nil
+}
+
 // Eviction is a preemption: who preempted the victim, on which node.
 type Eviction struct {
 	Preemptor string

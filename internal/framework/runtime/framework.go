@@ -52,6 +52,7 @@ type Options struct {
 	// both no-ops (explain, tests).
 	World interface {
 		Evict(ctx context.Context, victim, preemptor *v1.Pod) error
+		framework.VolumeWriter
 		UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
 	}
 }
@@ -378,6 +379,14 @@ func (f *Framework) Evict(ctx context.Context, victim, preemptor *v1.Pod) error 
 		return nil
 	}
 	return f.opts.World.Evict(ctx, victim, preemptor)
+}
+
+// VolumeWriter implements framework.Handle; nil without a world.
+func (f *Framework) VolumeWriter() framework.VolumeWriter {
+	if f.opts.World == nil {
+		return nil
+	}
+	return f.opts.World
 }
 
 // ClearNominatedNodeName implements framework.Handle.

@@ -4,9 +4,10 @@
 // static PV that matches (class, size, access modes, volume mode, selector,
 // node affinity) or a provisioner whose allowedTopologies admit the node.
 // Static PVs chosen for a pod are held (Reserve) so that no two claims get
-// the same one. Writing the PV/PVC binding through the API (upstream's
-// PreBind) is not done: in a cluster, the PV controller binds immediate
-// claims, and delayed ones wait for it.
+// the same one, and PreBind writes the choice through the API as upstream
+// does (claimRef on a static PV, the selected node on a claim to provision);
+// the PV controller completes the binding. Upstream's wait for that
+// completion before binding the pod is not done: the kubelet waits for it.
 package volumebinding
 
 import (
@@ -55,6 +56,7 @@ var (
 	_ framework.PreScorePlugin    = &VolumeBinding{}
 	_ framework.ScorePlugin       = &VolumeBinding{}
 	_ framework.ReservePlugin     = &VolumeBinding{}
+	_ framework.PreBindPlugin     = &VolumeBinding{}
 	_ framework.EnqueueExtensions = &VolumeBinding{}
 )
 
@@ -71,8 +73,15 @@ type stateData struct {
 	bound   []*v1.PersistentVolumeClaim
 	delayed []*v1.PersistentVolumeClaim
 	mu      sync.Mutex
-	// chosen are, per node, the static PVs Filter picked for the delayed claims.
-	chosen map[string]map[string]string // node -> pv -> claim key
+	// chosen are, per node, what Filter found for the delayed claims.
+	chosen map[string]*nodeVolumes
+}
+
+// nodeVolumes are the delayed claims' volumes on one node: static PVs
+// (PV name -> claim) and claims left to dynamic provisioning.
+type nodeVolumes struct {
+	static    map[string]*v1.PersistentVolumeClaim
+	provision []*v1.PersistentVolumeClaim
 }
 
 func (s *stateData) Clone() framework.StateData { return s }
@@ -88,7 +97,7 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	l := pl.handle.Listers()
-	s := &stateData{chosen: map[string]map[string]string{}}
+	s := &stateData{chosen: map[string]*nodeVolumes{}}
 	immediate := false
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
@@ -152,7 +161,7 @@ func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, 
 		chosen, ok := pl.findVolumes(s.delayed, node)
 		if !ok {
 			reasons = append(reasons, ErrReasonBindConflict)
-		} else if len(chosen) > 0 {
+		} else {
 			s.mu.Lock()
 			s.chosen[node.Name] = chosen
 			s.mu.Unlock()
@@ -174,18 +183,18 @@ func pvNodeAffinityMatches(pv *v1.PersistentVolume, node *v1.Node) bool {
 
 // findVolumes picks, for each delayed claim, the smallest available static
 // PV that matches it on node, or accepts dynamic provisioning there.
-func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, node *v1.Node) (map[string]string, bool) {
+func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, node *v1.Node) (*nodeVolumes, bool) {
 	l := pl.handle.Listers()
 	pvs, _ := l.PersistentVolumes.List(labels.Everything())
 	sort.Slice(pvs, func(i, j int) bool { return pvs[i].Name < pvs[j].Name })
-	chosen := map[string]string{}
+	chosen := &nodeVolumes{static: map[string]*v1.PersistentVolumeClaim{}}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	for _, pvc := range claims {
 		key := claimKey(pvc)
 		var best *v1.PersistentVolume
 		for _, pv := range pvs {
-			if _, taken := chosen[pv.Name]; taken || !pl.available(pv, pvc, key) || !matches(pv, pvc) || !pvNodeAffinityMatches(pv, node) {
+			if _, taken := chosen.static[pv.Name]; taken || !pl.available(pv, pvc, key) || !matches(pv, pvc) || !pvNodeAffinityMatches(pv, node) {
 				continue
 			}
 			if best == nil || capacity(pv).Cmp(*capacity(best)) < 0 {
@@ -193,13 +202,14 @@ func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, node *v
 			}
 		}
 		if best != nil {
-			chosen[best.Name] = key
+			chosen.static[best.Name] = pvc
 			continue
 		}
 		sc := helper.StorageClass(l, pvc)
 		if sc == nil || sc.Provisioner == "" || sc.Provisioner == noProvisioner || !allowedTopologiesMatch(sc, node) {
 			return nil, false
 		}
+		chosen.provision = append(chosen.provision, pvc)
 	}
 	return chosen, true
 }
@@ -310,16 +320,19 @@ func (*VolumeBinding) Score(context.Context, *framework.CycleState, *v1.Pod, *fr
 // ScoreExtensions implements framework.ScorePlugin.
 func (*VolumeBinding) ScoreExtensions() framework.ScoreExtensions { return nil }
 
-// chosenOn returns the static PVs Filter picked on node (PV -> claim).
-func chosenOn(state *framework.CycleState, node string) map[string]string {
+// chosenOn returns what Filter found on node for the delayed claims.
+func chosenOn(state *framework.CycleState, node string) *nodeVolumes {
 	d, err := state.Read(stateKey)
 	if err != nil {
-		return nil
+		return &nodeVolumes{}
 	}
 	s := d.(*stateData)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.chosen[node]
+	if v := s.chosen[node]; v != nil {
+		return v
+	}
+	return &nodeVolumes{}
 }
 
 // Reserve holds the static PVs chosen on the node for the pod's claims.
@@ -327,13 +340,13 @@ func (pl *VolumeBinding) Reserve(_ context.Context, state *framework.CycleState,
 	chosen := chosenOn(state, node)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	for pv, claim := range chosen {
-		if holder, ok := pl.assumed[pv]; ok && holder != claim {
+	for pv, claim := range chosen.static {
+		if holder, ok := pl.assumed[pv]; ok && holder != claimKey(claim) {
 			return framework.NewStatus(framework.Unschedulable, ErrReasonBindConflict)
 		}
 	}
-	for pv, claim := range chosen {
-		pl.assumed[pv] = claim
+	for pv, claim := range chosen.static {
+		pl.assumed[pv] = claimKey(claim)
 	}
 	return nil
 }
@@ -343,11 +356,58 @@ func (pl *VolumeBinding) Unreserve(_ context.Context, state *framework.CycleStat
 	chosen := chosenOn(state, node)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	for pv, claim := range chosen {
-		if pl.assumed[pv] == claim {
+	for pv, claim := range chosen.static {
+		if pl.assumed[pv] == claimKey(claim) {
 			delete(pl.assumed, pv)
 		}
 	}
+}
+
+// Upstream's annotations for a binding the scheduler makes.
+const (
+	annBoundByController = "pv.kubernetes.io/bound-by-controller"
+	annSelectedNode      = "volume.kubernetes.io/selected-node"
+)
+
+// PreBind writes what Reserve decided, as kube-scheduler does: each static
+// PV gets its claim in spec.claimRef (the PV controller completes the
+// binding), each claim left to a provisioner gets the selected node.
+// In a simulation the writer does nothing: Reserve's hold is the binding.
+func (pl *VolumeBinding) PreBind(ctx context.Context, state *framework.CycleState, _ *v1.Pod, node string) *framework.Status {
+	chosen := chosenOn(state, node)
+	if len(chosen.static) == 0 && len(chosen.provision) == 0 {
+		return nil
+	}
+	w := pl.handle.VolumeWriter()
+	if w == nil {
+		return nil
+	}
+	l := pl.handle.Listers()
+	for name, pvc := range chosen.static {
+		cur, err := l.PersistentVolumes.Get(name)
+		if err != nil {
+			return framework.AsStatus(fmt.Errorf("binding PersistentVolume %q: %w", name, err))
+		}
+		pv := cur.DeepCopy()
+		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: pvc.Namespace, Name: pvc.Name,
+			UID: pvc.UID, ResourceVersion: pvc.ResourceVersion}
+		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, annBoundByController, "yes")
+		if err := w.UpdatePersistentVolume(ctx, pv); err != nil {
+			return framework.AsStatus(fmt.Errorf("binding PersistentVolume %q to claim %s: %w", name, claimKey(pvc), err))
+		}
+	}
+	for _, pvc := range chosen.provision {
+		cur, err := l.PersistentVolumeClaims.PersistentVolumeClaims(pvc.Namespace).Get(pvc.Name)
+		if err != nil {
+			return framework.AsStatus(fmt.Errorf("provisioning claim %s: %w", claimKey(pvc), err))
+		}
+		c := cur.DeepCopy()
+		metav1.SetMetaDataAnnotation(&c.ObjectMeta, annSelectedNode, node)
+		if err := w.UpdatePersistentVolumeClaim(ctx, c); err != nil {
+			return framework.AsStatus(fmt.Errorf("selecting node %s for claim %s: %w", node, claimKey(pvc), err))
+		}
+	}
+	return nil
 }
 
 // EventsToRegister: storage objects and nodes appearing or changing.

@@ -123,3 +123,72 @@ func TestReservedStaticVolumeIsNotGivenTwice(t *testing.T) {
 		t.Errorf("after Unreserve the PV is still held: %v", got)
 	}
 }
+
+// recorder is a VolumeWriter that keeps what it is given.
+type recorder struct {
+	pvs  []*v1.PersistentVolume
+	pvcs []*v1.PersistentVolumeClaim
+}
+
+func (r *recorder) UpdatePersistentVolume(_ context.Context, pv *v1.PersistentVolume) error {
+	r.pvs = append(r.pvs, pv)
+	return nil
+}
+
+func (r *recorder) UpdatePersistentVolumeClaim(_ context.Context, pvc *v1.PersistentVolumeClaim) error {
+	r.pvcs = append(r.pvcs, pvc)
+	return nil
+}
+
+func TestPreBindWritesTheChosenBindings(t *testing.T) {
+	tests := []struct {
+		name      string
+		objs      []interface{}
+		wantPV    string // PV given the claim in spec.claimRef
+		wantClaim string // claim given the selected-node annotation
+	}{
+		{
+			name: "a static PV chosen for a WaitForFirstConsumer claim gets the claim",
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("local").Obj(), st.StorageClass("local", wffc, ""),
+				st.MakePV("pv-a", "1Gi", "local").NodeAffinityIn(zone, "a").Obj()},
+			wantPV: "pv-a",
+		},
+		{
+			name:      "a claim left to its provisioner gets the selected node",
+			objs:      []interface{}{st.MakePVC("data", "1Gi").Class("csi").Obj(), st.StorageClass("csi", wffc, "csi.example.com")},
+			wantClaim: "data",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nis := st.NodeInfos(nodes(), nil)
+			w := &recorder{}
+			pl, _ := New(context.Background(), nil, st.FakeHandle{Lister: cache.NewSnapshot(nis...), Objects: tt.objs, Writer: w})
+			vb := pl.(*VolumeBinding)
+			ctx := context.Background()
+			pod := st.MakePod().Name("p").Volume("data").Obj()
+			state := framework.NewCycleState()
+			vb.PreFilter(ctx, state, pod, nis)
+			if s := vb.Filter(ctx, state, pod, nis[0]); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			if s := vb.Reserve(ctx, state, pod, "a1"); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			if s := vb.PreBind(ctx, state, pod, "a1"); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			switch {
+			case tt.wantPV != "":
+				if len(w.pvs) != 1 || w.pvs[0].Name != tt.wantPV || w.pvs[0].Spec.ClaimRef == nil || w.pvs[0].Spec.ClaimRef.Name != "data" ||
+					w.pvs[0].Annotations[annBoundByController] != "yes" {
+					t.Errorf("PV writes %+v, want %s bound to claim data", w.pvs, tt.wantPV)
+				}
+			case tt.wantClaim != "":
+				if len(w.pvcs) != 1 || w.pvcs[0].Name != tt.wantClaim || w.pvcs[0].Annotations[annSelectedNode] != "a1" {
+					t.Errorf("claim writes %+v, want %s with selected node a1", w.pvcs, tt.wantClaim)
+				}
+			}
+		})
+	}
+}

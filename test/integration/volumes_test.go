@@ -1,0 +1,60 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fw "github.com/kubesched/kubesched/test/integration/framework"
+)
+
+// TestAWaitForFirstConsumerClaimIsBoundToTheStaticVolumeOfTheChosenNode:
+// the pod goes where its claim's only matching local PV is, and kubesched
+// writes that PV's claimRef, as kube-scheduler's VolumeBinding does (no PV
+// controller runs here to complete the binding).
+func TestAWaitForFirstConsumerClaimIsBoundToTheStaticVolumeOfTheChosenNode(t *testing.T) {
+	cp := fw.StartControlPlane(t)
+	c := cp.Client
+	ctx := context.Background()
+	fw.CreateNode(t, c, "left", "2", "4Gi", 110, nil)
+	fw.CreateNode(t, c, "right", "2", "4Gi", 110, nil)
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	if _, err := c.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"},
+		Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "disk-right"},
+		Spec: v1.PersistentVolumeSpec{Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: "local",
+			PersistentVolumeSource: v1.PersistentVolumeSource{Local: &v1.LocalVolumeSource{Path: "/mnt/disk"}},
+			NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+				{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{"right"}}}}}}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	class := "local"
+	if _, err := c.CoreV1().PersistentVolumeClaims("default").Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: &class,
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false))
+	p := fw.PodSpec("default", "db", sched, "100m", "128Mi")
+	p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	fw.CreatePod(t, c, p)
+	fw.Eventually(t, 30*time.Second, "the pod bound to the node of its volume", func() (bool, error) {
+		got, err := getPod(c, "default", "db")
+		return err == nil && got.Spec.NodeName == "right", err
+	})
+	pv, err := c.CoreV1().PersistentVolumes().Get(ctx, "disk-right", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref := pv.Spec.ClaimRef; ref == nil || ref.Namespace != "default" || ref.Name != "data" {
+		t.Errorf("PV claimRef = %+v, want default/data", pv.Spec.ClaimRef)
+	}
+}
