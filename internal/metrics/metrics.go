@@ -106,6 +106,15 @@ var (
 		StabilityLevel: metrics.STABLE,
 	})
 
+	// PreemptionVictims is the number of victims of each preemption.
+	PreemptionVictims = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem:      subsystem,
+		Name:           "preemption_victims",
+		Help:           "Number of selected preemption victims",
+		Buckets:        metrics.ExponentialBuckets(1, 2, 7),
+		StabilityLevel: metrics.STABLE,
+	})
+
 	// PodsScheduledAfterFlush counts pods that were scheduled after the
 	// unschedulable flush, not a cluster event, brought them back: each
 	// one points at a cluster event no rejecting plugin registered for
@@ -119,7 +128,7 @@ var (
 
 	all = []metrics.Registerable{ScheduleAttempts, SchedulingAttemptDuration, PendingPods, QueueIncomingPods,
 		FrameworkExtensionPointDuration, PluginExecutionDuration, PodSchedulingAttempts, PodSchedulingSLIDuration, PreemptionAttempts,
-		PodsScheduledAfterFlush}
+		PreemptionVictims, PodsScheduledAfterFlush}
 	once sync.Once
 )
 

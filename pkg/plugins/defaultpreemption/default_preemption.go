@@ -96,6 +96,7 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 		return &framework.PostFilterResult{}, framework.NewStatus(framework.Unschedulable, fe.Error())
 	}
 	best := pickOne(candidates)
+	metrics.PreemptionVictims.Observe(float64(len(best.victims)))
 	if st := pl.actuate(ctx, pod, best); !st.IsSuccess() {
 		return nil, st
 	}
