@@ -347,6 +347,23 @@ func (q *PriorityQueue) movePodsLocked(pods []*framework.QueuedPodInfo, event fr
 	}
 }
 
+// Refresh replaces a waiting pod's object (e.g. a new status) without
+// moving it; a pod in flight is left to its cycle.
+func (q *PriorityQueue) Refresh(newPod *v1.Pod) {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	key := Key(newPod)
+	if p, ok := q.activeQ.Get(key); ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		q.activeQ.AddOrUpdate(p)
+	} else if p, ok := q.backoffQ.Get(key); ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		q.backoffQ.AddOrUpdate(p)
+	} else if p, ok := q.unschedulable[key]; ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+	}
+}
+
 // Update replaces a pending pod. A pod waiting on a gate is re-checked; a
 // changed unschedulable pod is retried, as upstream does for spec changes.
 func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {

@@ -341,3 +341,22 @@ func TestThePodsTheFlushMovesAreMarked(t *testing.T) {
 		})
 	}
 }
+
+func TestRefreshTakesTheNewStatusWithoutMovingThePod(t *testing.T) {
+	q, _ := newQueue(Options{})
+	pod := st.MakePod().Name("p").Obj()
+	q.Add(pod)
+	failOnce(t, q, "NodeResourcesFit")
+	nominated := pod.DeepCopy()
+	nominated.Status.NominatedNodeName = "n1"
+	q.Refresh(nominated)
+	if got := where(q, pod); got != "unschedulable" {
+		t.Fatalf("after Refresh the pod is in %s, want unschedulable (a status change is no reason to retry)", got)
+	}
+	q.lock.Lock()
+	got := q.unschedulable[Key(pod)].Pod.Status.NominatedNodeName
+	q.lock.Unlock()
+	if got != "n1" {
+		t.Errorf("queued pod's nominated node = %q, want n1", got)
+	}
+}

@@ -134,9 +134,14 @@ func (s *Scheduler) OnPodUpdate(oldPod, newPod *v1.Pod) {
 		if !s.Cache.IsAssumedPod(newPod) {
 			s.Queue.UpdateNominatedPod(oldPod, framework.NewPodInfo(newPod))
 		}
-		if s.Cache.IsAssumedPod(newPod) || !specChanged(oldPod, newPod) {
+		if s.Cache.IsAssumedPod(newPod) {
+			return
+		}
+		if !specChanged(oldPod, newPod) {
 			// Our own status writes come back as updates; they must not
-			// retry the pod, or a failure would loop.
+			// retry the pod, or a failure would loop. The queued copy takes
+			// the new status (its nominated node) where it waits.
+			s.Queue.Refresh(newPod)
 			return
 		}
 		s.Queue.Update(oldPod, newPod)

@@ -316,6 +316,19 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 		}
 		return nil, diagnosis, nil
 	}
+	// A pod nominated by an earlier preemption tries its node first: the
+	// room was made for it there (upstream's evaluateNominatedNode).
+	if nnn := pod.Status.NominatedNodeName; nnn != "" {
+		if ni, err := s.snapshot.Get(nnn); err == nil && ni != nil {
+			feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, []*framework.NodeInfo{ni})
+			if err != nil {
+				klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "pod", klog.KObj(pod), "node", nnn)
+			}
+			if len(feasible) != 0 {
+				return feasible, diagnosis, nil
+			}
+		}
+	}
 	nodes := all
 	if !pfr.AllNodes() {
 		nodes = make([]*framework.NodeInfo, 0, pfr.NodeNames.Len())

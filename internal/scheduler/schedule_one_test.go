@@ -375,3 +375,29 @@ func TestAPodHelpedOnlyByTheFlushIsCounted(t *testing.T) {
 		t.Errorf("scheduler_pods_scheduled_after_flush_total grew by %v, want 1", after-before)
 	}
 }
+
+func TestANominatedPodGoesToItsNominatedNodeWhenItFitsThere(t *testing.T) {
+	tests := []struct {
+		name      string
+		nominated string
+		want      string
+	}{
+		// LeastAllocated prefers the big node; the nomination wins.
+		{name: "a pod nominated to the small node lands there although the big one scores higher", nominated: "small", want: "small"},
+		{name: "a pod without a nomination lands on the best-scored node", nominated: "", want: "big"},
+		{name: "a pod nominated to a node that is gone is scheduled as usual", nominated: "gone", want: "big"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil, nil)
+			p := st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "500m"}).Obj()
+			p.Status.NominatedNodeName = tt.nominated
+			e.add(t, st.MakeNode().Name("big").Capacity(rl{v1.ResourceCPU: "16", v1.ResourceMemory: "32Gi"}).Obj(),
+				st.MakeNode().Name("small").Capacity(rl{v1.ResourceCPU: "1", v1.ResourceMemory: "2Gi"}).Obj(), p)
+			e.drain()
+			if got := e.pod(t, "p").Spec.NodeName; got != tt.want {
+				t.Errorf("bound to %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
