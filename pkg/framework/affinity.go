@@ -18,7 +18,9 @@ type AffinityTerm struct {
 	Selector   labels.Selector
 	// NamespaceSelector matches namespace labels; labels.Nothing() when unset.
 	NamespaceSelector labels.Selector
-	TopologyKey       string
+	// HasNamespaceSelector is true when the term sets one.
+	HasNamespaceSelector bool
+	TopologyKey          string
 }
 
 // Matches is true when pod (whose namespace has nsLabels) is selected by
@@ -139,6 +141,6 @@ func NewAffinityTerm(owner *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, err
 	if err != nil {
 		return t, fmt.Errorf("namespaceSelector: %w", err)
 	}
-	t.Selector, t.NamespaceSelector = sel, nsSel
+	t.Selector, t.NamespaceSelector, t.HasNamespaceSelector = sel, nsSel, term.NamespaceSelector != nil
 	return t, nil
 }

@@ -172,7 +172,9 @@ func (pl *InterPodAffinity) resolveNamespaces(terms []framework.AffinityTerm) ([
 	copy(out, terms)
 	for i := range out {
 		t := &out[i]
-		if t.NamespaceSelector.Empty() {
+		// Without a selector there is nothing to resolve (it selects no
+		// namespace); an empty one ({}) selects all and is kept as is.
+		if !t.HasNamespaceSelector || t.NamespaceSelector.Empty() {
 			continue
 		}
 		nsl := pl.handle.Listers().Namespaces
