@@ -52,4 +52,8 @@ type EventHandler interface {
 	OnPodAdd(pod *v1.Pod)
 	OnPodUpdate(oldPod, newPod *v1.Pod)
 	OnPodDelete(pod *v1.Pod)
+	// OnClusterEvent reports a change to another object plugins read
+	// (a PersistentVolumeClaim, a StorageClass, a Namespace, ...); oldObj is
+	// nil for an addition, newObj nil for a deletion.
+	OnClusterEvent(event framework.ClusterEvent, oldObj, newObj interface{})
 }

@@ -84,6 +84,12 @@ func nodeUpdateEvent(o, n *v1.Node) (framework.ClusterEvent, bool) {
 	return framework.ClusterEvent{Resource: framework.Node, ActionType: a, Label: "NodeUpdate"}, true
 }
 
+// OnClusterEvent implements cluster.EventHandler: pods whose rejecting
+// plugins registered the event (and whose hints agree) are retried.
+func (s *Scheduler) OnClusterEvent(event framework.ClusterEvent, oldObj, newObj interface{}) {
+	s.Queue.MoveAllToActiveOrBackoffQueue(event, oldObj, newObj)
+}
+
 // OnNodeDelete implements cluster.EventHandler.
 func (s *Scheduler) OnNodeDelete(node *v1.Node) {
 	if err := s.Cache.RemoveNode(node); err != nil {

@@ -15,6 +15,16 @@ import (
 
 type rl = map[v1.ResourceName]string
 
+// hintCase is one event offered to one plugin's hints for one pod.
+type hintCase struct {
+	name     string
+	plugin   string
+	pod      *v1.Pod
+	event    framework.ClusterEvent
+	old, cur interface{}
+	want     framework.QueueingHint
+}
+
 // TestQueueingHints holds each plugin's hint to what can and cannot help a
 // pod it rejected: the event is matched against the plugin's registered
 // events, and the hint decides.
@@ -33,16 +43,11 @@ func TestQueueingHints(t *testing.T) {
 	nodeAdd := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
 	nodeAlloc := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeAllocatable}
 	nodeTaint := framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeTaint}
+	claimAdd := framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}
+	withClaim := st.MakePod().Name("p").Volume("data").Obj()
 	podAdd := framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add}
 	podDelete := framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
-	tests := []struct {
-		name     string
-		plugin   string
-		pod      *v1.Pod
-		event    framework.ClusterEvent
-		old, cur interface{}
-		want     framework.QueueingHint
-	}{
+	tests := []hintCase{
 		{name: "NodeResourcesFit queues for an added node the pod fits on", plugin: "NodeResourcesFit", pod: needs4, event: nodeAdd, cur: big, want: framework.Queue},
 		{name: "NodeResourcesFit skips an added node too small for the pod", plugin: "NodeResourcesFit", pod: needs4, event: nodeAdd, cur: small, want: framework.QueueSkip},
 		{name: "NodeResourcesFit queues when allocatable grows enough", plugin: "NodeResourcesFit", pod: needs4, event: nodeAlloc, old: small, cur: big, want: framework.Queue},
@@ -78,6 +83,11 @@ func TestQueueingHints(t *testing.T) {
 			pod: st.MakePod().Name("p").Label("app", "web").SpreadConstraint(1, zone, v1.DoNotSchedule, "web").Obj(), event: nodeAdd, cur: clean, want: framework.QueueSkip},
 		{name: "PodTopologySpread queues for an added node with the topology key", plugin: "PodTopologySpread",
 			pod: st.MakePod().Name("p").Label("app", "web").SpreadConstraint(1, zone, v1.DoNotSchedule, "web").Obj(), event: nodeAdd, cur: inZone, want: framework.Queue},
+	}
+	for _, pl := range []string{"VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits"} {
+		tests = append(tests,
+			hintCase{name: pl + " queues when a claim the pod uses appears", plugin: pl, pod: withClaim, event: claimAdd, cur: st.MakePVC("data", "1Gi").Obj(), want: framework.Queue},
+			hintCase{name: pl + " skips another claim", plugin: pl, pod: withClaim, event: claimAdd, cur: st.MakePVC("other", "1Gi").Obj(), want: framework.QueueSkip})
 	}
 	registry := plugins.NewInTreeRegistry()
 	for _, tt := range tests {

@@ -58,3 +58,42 @@ func TestAWaitForFirstConsumerClaimIsBoundToTheStaticVolumeOfTheChosenNode(t *te
 		t.Errorf("PV claimRef = %+v, want default/data", pv.Spec.ClaimRef)
 	}
 }
+
+// TestAPodWaitingForItsClaimIsScheduledWhenTheClaimAppears: the claim
+// arrives after the pod; its informer event (not the 5-minute flush) brings
+// the pod back, and it is bound within seconds.
+func TestAPodWaitingForItsClaimIsScheduledWhenTheClaimAppears(t *testing.T) {
+	cp := fw.StartControlPlane(t)
+	c := cp.Client
+	ctx := context.Background()
+	fw.CreateNode(t, c, "only", "2", "4Gi", 110, nil)
+	fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false))
+	p := fw.PodSpec("default", "app", sched, "100m", "128Mi")
+	p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "late"}}}}
+	fw.CreatePod(t, c, p)
+	fw.Eventually(t, 30*time.Second, "the pod unschedulable for its missing claim", func() (bool, error) {
+		got, err := getPod(c, "default", "app")
+		if err != nil {
+			return false, err
+		}
+		cond := podScheduledCondition(got)
+		return cond != nil && cond.Status == v1.ConditionFalse, nil
+	})
+	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-late"},
+		Spec: v1.PersistentVolumeSpec{Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/late"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	if _, err := c.CoreV1().PersistentVolumeClaims("default").Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "late"},
+		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: &empty, VolumeName: "pv-late",
+			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Well under the 5-minute flush: only the claim's event can explain it.
+	fw.Eventually(t, 30*time.Second, "the pod bound once its claim exists", func() (bool, error) {
+		got, err := getPod(c, "default", "app")
+		return err == nil && got.Spec.NodeName == "only", err
+	})
+}

@@ -88,6 +88,36 @@ func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 		return fmt.Errorf("adding pod handlers: %w", err)
 	}
 	i.handlers = append(i.handlers, reg)
+	// The other objects plugins read: their changes can make a rejected
+	// pod schedulable (a claim created, a class added, namespace labels).
+	others := []struct {
+		resource framework.EventResource
+		informer cache.SharedIndexInformer
+	}{
+		{framework.PersistentVolumeClaim, i.nodes.Core().V1().PersistentVolumeClaims().Informer()},
+		{framework.PersistentVolume, i.nodes.Core().V1().PersistentVolumes().Informer()},
+		{framework.StorageClass, i.nodes.Storage().V1().StorageClasses().Informer()},
+		{framework.CSINode, i.nodes.Storage().V1().CSINodes().Informer()},
+		{framework.Namespace, i.nodes.Core().V1().Namespaces().Informer()},
+	}
+	for _, o := range others {
+		res := o.resource
+		reg, err := o.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj interface{}) {
+				h.OnClusterEvent(framework.ClusterEvent{Resource: res, ActionType: framework.Add, Label: string(res) + "Add"}, nil, obj)
+			},
+			UpdateFunc: func(o, n interface{}) {
+				h.OnClusterEvent(framework.ClusterEvent{Resource: res, ActionType: framework.Update, Label: string(res) + "Update"}, o, n)
+			},
+			DeleteFunc: func(obj interface{}) {
+				h.OnClusterEvent(framework.ClusterEvent{Resource: res, ActionType: framework.Delete, Label: string(res) + "Delete"}, unwrap(obj), nil)
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("adding %s handlers: %w", res, err)
+		}
+		i.handlers = append(i.handlers, reg)
+	}
 	return nil
 }
 

@@ -24,9 +24,10 @@ const ErrReasonNotSupported = "pod has ResourceClaims: kubesched does not alloca
 type DynamicResources struct{}
 
 var (
-	_ framework.PreFilterPlugin = &DynamicResources{}
-	_ framework.FilterPlugin    = &DynamicResources{}
-	_ framework.ScorePlugin     = &DynamicResources{}
+	_ framework.PreFilterPlugin   = &DynamicResources{}
+	_ framework.FilterPlugin      = &DynamicResources{}
+	_ framework.ScorePlugin       = &DynamicResources{}
+	_ framework.EnqueueExtensions = &DynamicResources{}
 )
 
 // New builds the plugin (DynamicResourcesArgs are accepted).
@@ -36,6 +37,13 @@ func New(context.Context, runtime.Object, framework.Handle) (framework.Plugin, e
 
 // Name implements framework.Plugin.
 func (*DynamicResources) Name() string { return Name }
+
+// EventsToRegister: none. No cluster event makes a pod with claims
+// schedulable before DRA is built (its own update re-queues it anyway), and
+// registering nothing keeps such pods from being retried on every event.
+func (*DynamicResources) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{}, nil
+}
 
 // PreFilter skips pods without ResourceClaims and refuses the others.
 func (*DynamicResources) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {

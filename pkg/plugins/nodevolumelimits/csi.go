@@ -123,9 +123,9 @@ func (pl *CSILimits) attachable(pod *v1.Pod, _ *storagev1.CSINode, out map[strin
 
 // EventsToRegister: a pod leaving the node, or the node's CSINode changing.
 func (*CSILimits) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
-	return framework.Events(
-		framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete},
-		framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update},
-		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add},
-	), nil
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}},
+		{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update}},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}, QueueingHintFn: helper.AfterClaimChange},
+	}, nil
 }

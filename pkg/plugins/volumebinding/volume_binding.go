@@ -412,11 +412,11 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, state *framework.CycleStat
 
 // EventsToRegister: storage objects and nodes appearing or changing.
 func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
-	return framework.Events(
-		framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
-		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
-		framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update},
-		framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add | framework.Update},
-		framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update},
-	), nil
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: helper.AfterClaimChange},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update}},
+		{Event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add | framework.Update}},
+		{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update}},
+	}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // Name of the plugin.
@@ -198,9 +199,9 @@ func overlap(a, b []string) bool {
 // EventsToRegister: a pod using the disk or claim going away, or the
 // claim appearing.
 func (*VolumeRestrictions) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
-	return framework.Events(
-		framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete},
-		framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add},
-		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
-	), nil
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: helper.AfterClaimChange},
+	}, nil
 }

@@ -164,10 +164,10 @@ func toGA(label string) string {
 
 // EventsToRegister: nodes and storage objects appearing or changing.
 func (*VolumeZone) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
-	return framework.Events(
-		framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel},
-		framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update},
-		framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update},
-		framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add},
-	), nil
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add | framework.Update}, QueueingHintFn: helper.AfterClaimChange},
+		{Event: framework.ClusterEvent{Resource: framework.PersistentVolume, ActionType: framework.Add | framework.Update}},
+		{Event: framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add}},
+	}, nil
 }
