@@ -35,6 +35,10 @@ type Explanation struct {
 	BestNodes     []string
 	// FitError is the message a failed cycle would report, when no node fits.
 	FitError string
+	// NominatedNode is where preemption would make room, when no node fits
+	// and it can (PostFilter runs in the explaining world, which is thrown
+	// away after).
+	NominatedNode string
 }
 
 // Explain runs PreFilter and Filter on every node and PreScore, Score and
@@ -97,7 +101,20 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 	}
 	ex.FeasibleCount = len(feasible)
 	if len(feasible) == 0 {
-		ex.FitError = (&framework.FitError{Pod: pod, NumAllNodes: len(all), Diagnosis: diagnosis}).Error()
+		fe := &framework.FitError{Pod: pod, NumAllNodes: len(all), Diagnosis: diagnosis}
+		if fwk.HasPostFilterPlugins() {
+			pfr, st := fwk.RunPostFilterPlugins(ctx, state, pod, diagnosis.NodeToStatus)
+			if st.Code() == framework.Error {
+				return nil, fmt.Errorf("PostFilter: %w", st.AsError())
+			}
+			if len(st.Reasons()) > 0 {
+				fe.Diagnosis.PostFilterMsg = st.Message()
+			}
+			if pfr != nil {
+				ex.NominatedNode = pfr.NominatedNodeName
+			}
+		}
+		ex.FitError = fe.Error()
 	} else {
 		if st := fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
 			return nil, fmt.Errorf("PreScore: %w", st.AsError())

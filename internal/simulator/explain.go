@@ -34,6 +34,8 @@ type ExplainReport struct {
 	BestNodes     []string      `json:"bestNodes"`
 	// Message is the FitError a scheduling attempt would report when no node fits.
 	Message string `json:"message,omitempty"`
+	// Preemption is where preemption would make room, when no node fits.
+	Preemption *ExplainPreemption `json:"preemption,omitempty"`
 }
 
 // FindPendingPod picks the pod to explain: the one annotated
@@ -68,7 +70,26 @@ func (w *World) Explain(ctx context.Context, pod *v1.Pod) (*ExplainReport, error
 	if err != nil {
 		return nil, err
 	}
-	return toReport(ex), nil
+	r := toReport(ex)
+	if ex.NominatedNode != "" {
+		// Preemption evicted them from this (throwaway) world.
+		preemptor := pod.Namespace + "/" + pod.Name
+		r.Preemption = &ExplainPreemption{Node: ex.NominatedNode, Victims: []string{}}
+		for victim, ev := range w.Store.Evicted {
+			if ev.Preemptor == preemptor {
+				r.Preemption.Victims = append(r.Preemption.Victims, victim)
+			}
+		}
+		sort.Strings(r.Preemption.Victims)
+	}
+	return r, nil
+}
+
+// ExplainPreemption is where preemption would make room for a pod that
+// fits nowhere, and whom it would evict.
+type ExplainPreemption struct {
+	Node    string   `json:"node"`
+	Victims []string `json:"victims"`
 }
 
 func toReport(ex *scheduler.Explanation) *ExplainReport {
@@ -95,6 +116,9 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 	fmt.Fprintln(out)
 	if r.Message != "" {
 		fmt.Fprintln(out, r.Message)
+	}
+	if p := r.Preemption; p != nil {
+		fmt.Fprintf(out, "Preemption would make room on %s by evicting %s.\n", p.Node, strings.Join(p.Victims, ", "))
 	}
 	fmt.Fprintln(out)
 	var plugins []string

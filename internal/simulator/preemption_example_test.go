@@ -37,3 +37,17 @@ func TestThePreemptionExample(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainSaysWhomPreemptionWouldEvict: for a pod that fits nowhere,
+// explain runs PostFilter in its throwaway world and reports the node and
+// the victims, and the message carries upstream's preemption part.
+func TestExplainSaysWhomPreemptionWouldEvict(t *testing.T) {
+	r := explainFile(t, "../../examples/preemption.yaml")
+	p := r.Preemption
+	if p == nil || p.Node != "node-a1" || len(p.Victims) != 2 || !strings.HasPrefix(p.Victims[0], "default/batch-a-a1-") {
+		t.Errorf("preemption = %+v, want two batch-a victims on node-a1", p)
+	}
+	if want := "preemption: found a potential placement for pod on node node-a1, preempting 2 victims"; !strings.Contains(r.Message, want) {
+		t.Errorf("message %q, want it to contain %q", r.Message, want)
+	}
+}
