@@ -212,7 +212,10 @@ func TestAPodNamingAMissingNodeIsRejectedByNodeName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeName]."
+	// Explain runs PostFilter as a cycle would: preemption cannot help a node
+	// cut by a PreFilter restriction.
+	want := "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeName]. " +
+		"preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
 	if ex.FitError != want {
 		t.Errorf("message = %q, want %q", ex.FitError, want)
 	}
