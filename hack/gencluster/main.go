@@ -21,7 +21,7 @@ func main() {
 	flag.IntVar(&o.Pods, "pods", 300, "number of pods")
 	flag.Float64Var(&o.RunningFraction, "running", 0.4, "fraction of pods already running on a node")
 	flag.Int64Var(&o.Seed, "seed", 7, "random seed")
-	flag.StringVar(&o.Workload, "workload", "", `pods: "" (a mix of apps), "anti-affinity" or "spread"`)
+	flag.StringVar(&o.Workload, "workload", "", `pods: "" (a mix of apps), "anti-affinity", "spread" or "service"`)
 	flag.Parse()
 	if !slices.Contains(clustergen.Workloads, o.Workload) {
 		fmt.Fprintf(os.Stderr, "gencluster: -workload %q: want one of %q\n", o.Workload, clustergen.Workloads)

@@ -28,12 +28,14 @@ type Options struct {
 	// Workload is "" (a mix of apps), "anti-affinity" (20 deployments whose
 	// pods repel each other per node with required anti-affinity) or
 	// "spread" (20 deployments spread over zones with DoNotSchedule and
-	// over nodes with ScheduleAnyway topology spread constraints).
+	// over nodes with ScheduleAnyway topology spread constraints) or
+	// "service" (20 deployments behind Services, no constraints: the
+	// system default spreading applies).
 	Workload string
 }
 
 // Workloads are the values of Options.Workload.
-var Workloads = []string{"", "anti-affinity", "spread"}
+var Workloads = []string{"", "anti-affinity", "spread", "service"}
 
 // deploymentPod is a small stateless pod of deployment d, shaped by the
 // workload.
@@ -206,6 +208,14 @@ func Generate(o Options) []runtime.Object {
 		}
 		nodes = append(nodes, n)
 		objs = append(objs, n)
+	}
+	if o.Workload == "service" {
+		for d := 0; d < 20; d++ {
+			app := fmt.Sprintf("svc-%02d", d)
+			objs = append(objs, &v1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+				ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: "prod"},
+				Spec:       v1.ServiceSpec{Selector: map[string]string{"app": app}, Ports: []v1.ServicePort{{Port: 80}}}})
+		}
 	}
 	running := int(float64(o.Pods) * o.RunningFraction)
 	used := make([]v1.ResourceList, len(nodes))

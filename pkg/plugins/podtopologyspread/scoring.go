@@ -3,6 +3,7 @@ package podtopologyspread
 import (
 	"context"
 	"math"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -81,22 +82,30 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 	}
 	logger := framework.Logger(ctx)
 	affinity := nodeaffinity.CompileRequired(pod)
-	for _, ni := range all {
+	// The matching pods of every node's domain come from a memo, as in
+	// PreFilter (a shape of its own: PreScore's rules differ): only nodes
+	// that changed since the shape's last cycle are counted again. The
+	// system default spreading of every Service-backed pod needs this.
+	m, unlock := pl.memos.get("score|"+strconv.FormatBool(requireAll)+"|"+shapeKey(pod, cs), len(cs))
+	m.refresh(all, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
 		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
-			continue
+			return
 		}
 		for i := range cs {
 			c := &cs[i]
 			if c.TopologyKey == v1.LabelHostname || !c.includes(logger, pod, node, &affinity) {
 				continue
 			}
-			v := node.Labels[c.TopologyKey]
-			if n, tracked := s.counts[i][v]; tracked {
-				s.counts[i][v] = n + int64(countMatching(ni.Pods, c.Selector, pod.Namespace))
-			}
+			into[i] = contribution{counted: true, value: node.Labels[c.TopologyKey], pods: countMatching(ni.Pods, c.Selector, pod.Namespace)}
+		}
+	})
+	for i := range cs {
+		for v := range s.counts[i] {
+			s.counts[i][v] = int64(m.counts[i][v])
 		}
 	}
+	unlock()
 	state.Write(preScoreStateKey, s)
 	return nil
 }
