@@ -38,8 +38,8 @@ type WeightedAffinityTerm struct {
 	Weight int32
 }
 
-// affinityTerms holds a pod's parsed inter-pod affinity.
-type affinityTerms struct {
+// AffinityTerms are a pod's inter-pod affinity, parsed.
+type AffinityTerms struct {
 	RequiredAffinityTerms      []AffinityTerm
 	RequiredAntiAffinityTerms  []AffinityTerm
 	PreferredAffinityTerms     []WeightedAffinityTerm
@@ -58,6 +58,15 @@ func HasAffinity(pod *v1.Pod) bool {
 
 // HasRequiredAntiAffinity is true for pods with required anti-affinity terms.
 func (pi *PodInfo) HasRequiredAntiAffinity() bool { return len(pi.RequiredAntiAffinityTerms) > 0 }
+
+// ParseAffinity parses a pod's inter-pod affinity without the rest of a
+// PodInfo (what InterPodAffinity needs of the pod being scheduled).
+func ParseAffinity(pod *v1.Pod) AffinityTerms {
+	var pi PodInfo
+	pi.Pod = pod
+	pi.parseAffinity()
+	return pi.AffinityTerms
+}
 
 func (pi *PodInfo) parseAffinity() {
 	a := pi.Pod.Spec.Affinity

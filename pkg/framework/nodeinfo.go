@@ -36,7 +36,7 @@ type PodInfo struct {
 	// HostPorts are the host ports the pod's containers use.
 	HostPorts []v1.ContainerPort
 	// The pod's inter-pod affinity, parsed once.
-	affinityTerms
+	AffinityTerms
 }
 
 var nonZeroDefaults = v1.ResourceList{

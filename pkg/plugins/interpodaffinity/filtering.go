@@ -59,7 +59,7 @@ func (s *preFilterState) Clone() framework.StateData {
 // concerns; Skip when neither the pod nor any existing pod has a required
 // term.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	pi := framework.NewPodInfo(pod)
+	pi := framework.ParseAffinity(pod)
 	if pi.AffinityParseError != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %v", pi.AffinityParseError))
 	}
@@ -72,7 +72,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 		return nil, framework.AsStatus(err)
 	}
 	s.nsLabels = pl.handle.Listers().NamespaceLabels(pod.Namespace)
-	s.selfMatch = matchesAll(s.affinityTerms, pod)
+	s.selfMatch = matchesAllTerms(s.affinityTerms, pod, nil)
 	hasTerms := len(s.affinityTerms) > 0 || len(s.antiTerms) > 0
 	for _, ni := range nodes {
 		node := ni.Node()
@@ -114,7 +114,7 @@ func (s *preFilterState) addExisting(node *v1.Node, key string, delta int64) {
 
 // countIncoming counts an existing pod against the incoming pod's terms.
 func (s *preFilterState) countIncoming(existing *v1.Pod, node *v1.Node, delta int64) {
-	if matchesAll(s.affinityTerms, existing) {
+	if matchesAllTerms(s.affinityTerms, existing, nil) {
 		for i := range s.affinityTerms {
 			s.affinity.add(node, s.affinityTerms[i].TopologyKey, delta)
 		}

@@ -98,7 +98,7 @@ func (pl *InterPodAffinity) afterAssignedPodChange(_ klog.Logger, pod *v1.Pod, o
 	if unplaced(cur) || unplaced(old) {
 		return framework.QueueSkip, nil
 	}
-	pi := framework.NewPodInfo(pod)
+	pi := framework.ParseAffinity(pod)
 	l := pl.handle.Listers()
 	nsOf := func(p *v1.Pod) labels.Set { return l.NamespaceLabels(p.Namespace) }
 	switch {
@@ -119,7 +119,7 @@ func (pl *InterPodAffinity) afterAssignedPodChange(_ klog.Logger, pod *v1.Pod, o
 	if matchesAny(pi.RequiredAntiAffinityTerms, old, nsOf(old)) {
 		return framework.Queue, nil
 	}
-	if matchesAny(framework.NewPodInfo(old).RequiredAntiAffinityTerms, pod, nsOf(pod)) {
+	if matchesAny(framework.ParseAffinity(old).RequiredAntiAffinityTerms, pod, nsOf(pod)) {
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil
@@ -133,7 +133,7 @@ func afterNodeChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fr
 	if err != nil || cur == nil {
 		return framework.Queue, err
 	}
-	pi := framework.NewPodInfo(pod)
+	pi := framework.ParseAffinity(pod)
 	for _, t := range pi.RequiredAffinityTerms {
 		nv, nok := cur.Labels[t.TopologyKey]
 		if old == nil {
@@ -207,17 +207,4 @@ func resolveWeighted(pl *InterPodAffinity, terms []framework.WeightedAffinityTer
 		out[i] = framework.WeightedAffinityTerm{AffinityTerm: resolved[i], Weight: terms[i].Weight}
 	}
 	return out, nil
-}
-
-// matchesAll is true when pod matches every term (and there is one).
-func matchesAll(terms []framework.AffinityTerm, pod *v1.Pod) bool {
-	if len(terms) == 0 {
-		return false
-	}
-	for i := range terms {
-		if !terms[i].Matches(pod, nil) {
-			return false
-		}
-	}
-	return true
 }

@@ -53,7 +53,7 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	pi := framework.NewPodInfo(pod)
+	pi := framework.ParseAffinity(pod)
 	if pi.AffinityParseError != nil {
 		return framework.AsStatus(pi.AffinityParseError)
 	}
