@@ -72,7 +72,10 @@ func (*VolumeBinding) Name() string { return Name }
 type stateData struct {
 	bound   []*v1.PersistentVolumeClaim
 	delayed []*v1.PersistentVolumeClaim
-	mu      sync.Mutex
+	// pvs are the PersistentVolumes, sorted by name, listed once per cycle for the
+	// delayed claims (Filter reads them on every node).
+	pvs []*v1.PersistentVolume
+	mu  sync.Mutex
 	// chosen are, per node, what Filter found for the delayed claims.
 	chosen map[string]*nodeVolumes
 }
@@ -128,6 +131,10 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 	if immediate {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, errUnboundImmediate)
 	}
+	if len(s.delayed) > 0 {
+		s.pvs, _ = l.PersistentVolumes.List(labels.Everything())
+		sort.Slice(s.pvs, func(i, j int) bool { return s.pvs[i].Name < s.pvs[j].Name })
+	}
 	state.Write(stateKey, s)
 	return nil, nil
 }
@@ -158,7 +165,7 @@ func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, 
 		}
 	}
 	if len(s.delayed) > 0 {
-		chosen, ok := pl.findVolumes(s.delayed, node)
+		chosen, ok := pl.findVolumes(s.delayed, s.pvs, node)
 		if !ok {
 			reasons = append(reasons, ErrReasonBindConflict)
 		} else {
@@ -183,10 +190,8 @@ func pvNodeAffinityMatches(pv *v1.PersistentVolume, node *v1.Node) bool {
 
 // findVolumes picks, for each delayed claim, the smallest available static
 // PV that matches it on node, or accepts dynamic provisioning there.
-func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, node *v1.Node) (*nodeVolumes, bool) {
+func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolume, node *v1.Node) (*nodeVolumes, bool) {
 	l := pl.handle.Listers()
-	pvs, _ := l.PersistentVolumes.List(labels.Everything())
-	sort.Slice(pvs, func(i, j int) bool { return pvs[i].Name < pvs[j].Name })
 	chosen := &nodeVolumes{static: map[string]*v1.PersistentVolumeClaim{}}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
