@@ -7,7 +7,6 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -37,12 +36,26 @@ func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plu
 // Name implements framework.Plugin.
 func (*CSILimits) Name() string { return Name }
 
-// PreFilter skips pods without claim-backed volumes.
-func (pl *CSILimits) PreFilter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	if helper.HasPVCs(pod) {
-		return nil, nil
+const preFilterStateKey framework.StateKey = "PreFilter" + Name
+
+// preFilterState are the pod's attachable volumes (unique name -> driver),
+// found once per cycle.
+type preFilterState struct{ volumes map[string]string }
+
+func (s *preFilterState) Clone() framework.StateData { return s }
+
+// PreFilter finds the pod's CSI volumes; Skip when it has none.
+func (pl *CSILimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	if !helper.HasPVCs(pod) {
+		return nil, framework.NewStatus(framework.Skip)
 	}
-	return nil, framework.NewStatus(framework.Skip)
+	s := &preFilterState{volumes: map[string]string{}}
+	pl.attachable(pod, s.volumes)
+	if len(s.volumes) == 0 {
+		return nil, framework.NewStatus(framework.Skip)
+	}
+	state.Write(preFilterStateKey, s)
+	return nil, nil
 }
 
 // PreFilterExtensions implements framework.PreFilterPlugin.
@@ -51,7 +64,12 @@ func (*CSILimits) PreFilterExtensions() framework.PreFilterExtensions { return n
 // Filter counts, per CSI driver with a limit on the node, the volumes the
 // node's pods already use and the pod's new ones (a volume shared with a
 // pod already there is not new).
-func (pl *CSILimits) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+func (pl *CSILimits) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	d, err := state.Read(preFilterStateKey)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	newVolumes := d.(*preFilterState).volumes
 	node := ni.Node()
 	l := pl.handle.Listers()
 	csiNode, err := l.CSINodes.Get(node.Name)
@@ -67,23 +85,19 @@ func (pl *CSILimits) Filter(_ context.Context, _ *framework.CycleState, pod *v1.
 	if len(limits) == 0 {
 		return nil
 	}
-	newVolumes := map[string]string{} // unique volume -> driver
-	pl.attachable(pod, csiNode, newVolumes)
-	if len(newVolumes) == 0 {
-		return nil
-	}
 	attached := map[string]string{}
 	for _, pi := range ni.Pods {
-		pl.attachable(pi.Pod, csiNode, attached)
+		pl.attachable(pi.Pod, attached)
 	}
 	count := map[string]int{}
-	for v, driver := range attached {
-		delete(newVolumes, v)
+	for _, driver := range attached {
 		count[driver]++
 	}
 	adding := map[string]int{}
-	for _, driver := range newVolumes {
-		adding[driver]++
+	for v, driver := range newVolumes {
+		if _, there := attached[v]; !there {
+			adding[driver]++
+		}
 	}
 	for driver, n := range adding {
 		if limit, ok := limits[driver]; ok && count[driver]+n > int(limit) {
@@ -96,7 +110,7 @@ func (pl *CSILimits) Filter(_ context.Context, _ *framework.CycleState, pod *v1.
 // attachable adds a pod's CSI volumes to out as unique name -> driver: a
 // bound claim's PV by driver and volume handle; an unbound claim by its
 // class's provisioner and the claim itself.
-func (pl *CSILimits) attachable(pod *v1.Pod, _ *storagev1.CSINode, out map[string]string) {
+func (pl *CSILimits) attachable(pod *v1.Pod, out map[string]string) {
 	l := pl.handle.Listers()
 	for i := range pod.Spec.Volumes {
 		name := helper.PVCName(pod, &pod.Spec.Volumes[i])
