@@ -352,16 +352,29 @@ func (q *PriorityQueue) movePodsLocked(pods []*framework.QueuedPodInfo, event fr
 func (q *PriorityQueue) Refresh(newPod *v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
+	q.replaceLocked(newPod)
+}
+
+// replaceLocked gives a waiting pod its new object where it waits. It
+// returns the pod when it waits in unschedulablePods (whether it moves is
+// the caller's decision), and whether it waits anywhere.
+func (q *PriorityQueue) replaceLocked(newPod *v1.Pod) (unschedulable *framework.QueuedPodInfo, found bool) {
 	key := Key(newPod)
 	if p, ok := q.activeQ.Get(key); ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		q.activeQ.AddOrUpdate(p)
-	} else if p, ok := q.backoffQ.Get(key); ok {
+		return nil, true
+	}
+	if p, ok := q.backoffQ.Get(key); ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		q.backoffQ.AddOrUpdate(p)
-	} else if p, ok := q.unschedulable[key]; ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
+		return nil, true
 	}
+	if p, ok := q.unschedulable[key]; ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		return p, true
+	}
+	return nil, false
 }
 
 // Update replaces a pending pod. A pod waiting on a gate is re-checked; a
@@ -370,24 +383,15 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	key := Key(newPod)
-	if p, ok := q.activeQ.Get(key); ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
-		q.activeQ.AddOrUpdate(p)
-		return
-	}
-	if p, ok := q.backoffQ.Get(key); ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
-		q.backoffQ.AddOrUpdate(p)
-		return
-	}
-	if p, ok := q.unschedulable[key]; ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
+	if p, found := q.replaceLocked(newPod); p != nil {
 		if q.isBackingOff(p) && p.GatingPlugin == "" {
 			delete(q.unschedulable, key)
 			q.backoffQ.AddOrUpdate(p)
 		} else {
 			q.moveToActiveQ(p)
 		}
+		return
+	} else if found {
 		return
 	}
 	if _, ok := q.inFlight[key]; ok {

@@ -565,21 +565,24 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 
 // RunPreFilterExtensionAddPod implements framework.Handle.
 func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, add *framework.PodInfo, info *framework.NodeInfo) *framework.Status {
-	for _, pl := range f.preFilter {
-		if ext := pl.PreFilterExtensions(); ext != nil && !state.SkipFilterPlugins.Has(pl.Name()) {
-			if st := ext.AddPod(ctx, state, pod, add, info); !st.IsSuccess() {
-				return st.WithPlugin(pl.Name())
-			}
-		}
-	}
-	return nil
+	return f.runPreFilterExtensions(state, func(ext framework.PreFilterExtensions) *framework.Status {
+		return ext.AddPod(ctx, state, pod, add, info)
+	})
 }
 
 // RunPreFilterExtensionRemovePod implements framework.Handle.
 func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, pod *v1.Pod, remove *framework.PodInfo, info *framework.NodeInfo) *framework.Status {
+	return f.runPreFilterExtensions(state, func(ext framework.PreFilterExtensions) *framework.Status {
+		return ext.RemovePod(ctx, state, pod, remove, info)
+	})
+}
+
+// runPreFilterExtensions calls the extensions of the PreFilter plugins that
+// did not skip, stopping at the first failure.
+func (f *Framework) runPreFilterExtensions(state *framework.CycleState, call func(framework.PreFilterExtensions) *framework.Status) *framework.Status {
 	for _, pl := range f.preFilter {
 		if ext := pl.PreFilterExtensions(); ext != nil && !state.SkipFilterPlugins.Has(pl.Name()) {
-			if st := ext.RemovePod(ctx, state, pod, remove, info); !st.IsSuccess() {
+			if st := call(ext); !st.IsSuccess() {
 				return st.WithPlugin(pl.Name())
 			}
 		}
