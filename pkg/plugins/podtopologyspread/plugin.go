@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -93,19 +92,8 @@ func (c *constraint) includes(logger klog.Logger, pod *v1.Pod, node *v1.Node, af
 	if c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor && !affinity.Match(node) {
 		return false
 	}
-	if c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
-		taints := node.Spec.Taints
-		for i := range taints {
-			t := &taints[i]
-			if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
-				continue
-			}
-			if !v1helper.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, t, true) {
-				return false
-			}
-		}
-	}
-	return true
+	return c.NodeTaintsPolicy != v1.NodeInclusionPolicyHonor ||
+		helper.ToleratesDoNotScheduleTaints(logger, pod.Spec.Tolerations, node.Spec.Taints)
 }
 
 // constraintsFor returns the pod's constraints of the given action, or

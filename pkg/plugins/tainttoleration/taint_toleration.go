@@ -44,16 +44,8 @@ func (*TaintToleration) Name() string { return Name }
 // Filter rejects a node with a NoSchedule or NoExecute taint that the pod
 // does not tolerate.
 func (*TaintToleration) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
-	logger := framework.Logger(ctx)
-	taints := ni.Node().Spec.Taints
-	for i := range taints {
-		t := &taints[i]
-		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
-			continue
-		}
-		if !v1helper.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, t, true) {
-			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNotMatch)
-		}
+	if !helper.ToleratesDoNotScheduleTaints(framework.Logger(ctx), pod.Spec.Tolerations, ni.Node().Spec.Taints) {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNotMatch)
 	}
 	return nil
 }
@@ -115,13 +107,7 @@ func (*TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEv
 
 // tolerated: the pod tolerates every NoSchedule/NoExecute taint of node.
 func tolerated(logger klog.Logger, pod *v1.Pod, node *v1.Node) bool {
-	for i := range node.Spec.Taints {
-		t := &node.Spec.Taints[i]
-		if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) && !v1helper.TolerationsTolerateTaint(logger, pod.Spec.Tolerations, t, true) {
-			return false
-		}
-	}
-	return true
+	return helper.ToleratesDoNotScheduleTaints(logger, pod.Spec.Tolerations, node.Spec.Taints)
 }
 
 // afterNodeEvent: a node whose taints the pod now tolerates and did not before.
