@@ -9,22 +9,11 @@ import (
 	"testing"
 )
 
-// explainCase is an expected answer under testdata/explain: every node's
-// verdict, and the scores of the plugin the case is about, computed by hand
-// from upstream's formulas (the derivation is the first line of the case's
-// YAML).
-type explainCase struct {
-	Pod   string `json:"pod"`
-	Nodes []struct {
-		Name     string           `json:"name"`
-		Feasible bool             `json:"feasible"`
-		Plugin   string           `json:"plugin"`
-		Score    *int64           `json:"score"`
-		Scores   map[string]int64 `json:"scores"`
-	} `json:"nodes"`
-	BestNodes []string `json:"bestNodes"`
-}
-
+// TestExplainCases holds explain to the answers under testdata/explain:
+// every node's verdict, and the scores of the plugin the case is about,
+// computed by hand from upstream's formulas (the derivation is the first
+// line of the case's YAML). They are read as upstream's answers are
+// (expected), and compared on the fields they give.
 func TestExplainCases(t *testing.T) {
 	files, err := filepath.Glob("testdata/explain/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -36,7 +25,7 @@ func TestExplainCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want explainCase
+			var want expected
 			if err := json.Unmarshal(raw, &want); err != nil {
 				t.Fatal(err)
 			}
