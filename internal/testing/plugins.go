@@ -89,15 +89,5 @@ func (h FakeHandle) Listers() framework.Listers {
 	return l
 }
 
-// Parallelism implements framework.Handle.
-func (h FakeHandle) Parallelism() int { return 2 }
-
-// Parallelize implements framework.Handle (sequentially).
-func (h FakeHandle) Parallelize(_ context.Context, pieces int, do func(i int)) {
-	for i := 0; i < pieces; i++ {
-		do(i)
-	}
-}
-
 // SnapshotSharedLister implements framework.Handle.
 func (h FakeHandle) SnapshotSharedLister() framework.SharedLister { return h.Lister }

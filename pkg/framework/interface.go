@@ -249,8 +249,6 @@ type Handle interface {
 	IterateOverWaitingPods(fn func(WaitingPod))
 	GetWaitingPod(uid string) WaitingPod
 	Parallelism() int
-	// Parallelize runs do(i) for i in [0, pieces) on Parallelism() workers.
-	Parallelize(ctx context.Context, pieces int, do func(i int))
 	// Listers reads cluster objects other than nodes and pods.
 	Listers() Listers
 	// NominatedPodsForNode lists the pods nominated to a node (preemptors

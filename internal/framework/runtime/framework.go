@@ -357,11 +357,6 @@ func (f *Framework) Binder() framework.Binder { return f.opts.Binder }
 // EventRecorder implements framework.Handle.
 func (f *Framework) EventRecorder() events.EventRecorder { return f.opts.EventRecorder }
 
-// Parallelize implements framework.Handle.
-func (f *Framework) Parallelize(ctx context.Context, pieces int, do func(i int)) {
-	f.parallelizer.Until(ctx, pieces, do)
-}
-
 // Listers implements framework.Handle.
 func (f *Framework) Listers() framework.Listers { return *f.opts.Listers }
 
