@@ -4,25 +4,21 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
-// DefaultAssumedPodTTL is how long an assumed pod whose binding finished
-// waits for the world to confirm it before it is expired.
-const DefaultAssumedPodTTL = 30 * time.Second
-
+// podState is a pod the cache counts. An assumed pod stays assumed until
+// the world confirms it (AddPod) or the scheduler forgets it (ForgetPod,
+// RemoveAssumedPod): there is no expiry, as in kube-scheduler v1.37, so a
+// watch that lags behind a Binding never un-counts a bound pod.
 type podState struct {
-	pod             *v1.Pod
-	deadline        time.Time
-	bindingFinished bool
+	pod *v1.Pod
 }
 
 // nodeItem is a NodeInfo in a list ordered by recency of change.
@@ -39,8 +35,6 @@ type imageState struct {
 // Cache is safe for concurrent use.
 type Cache struct {
 	mu     sync.RWMutex
-	clock  clock.Clock
-	ttl    time.Duration
 	logger klog.Logger
 
 	nodes map[string]*nodeItem
@@ -54,10 +48,10 @@ type Cache struct {
 	imageStates map[string]*imageState
 }
 
-// New returns an empty cache. ttl is the assumed-pod expiry (0: never).
-func New(logger klog.Logger, clk clock.Clock, ttl time.Duration) *Cache {
+// New returns an empty cache.
+func New(logger klog.Logger) *Cache {
 	return &Cache{
-		clock: clk, ttl: ttl, logger: logger,
+		logger:      logger,
 		nodes:       map[string]*nodeItem{},
 		podStates:   map[types.UID]*podState{},
 		assumedPods: sets.New[types.UID](),
@@ -148,18 +142,6 @@ func (c *Cache) AssumePod(pod *v1.Pod) error {
 	return nil
 }
 
-// FinishBinding starts the expiry clock of an assumed pod.
-func (c *Cache) FinishBinding(pod *v1.Pod) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ps, ok := c.podStates[pod.UID]
-	if ok && c.assumedPods.Has(pod.UID) {
-		ps.bindingFinished = true
-		ps.deadline = c.clock.Now().Add(c.ttl)
-	}
-	return nil
-}
-
 // ForgetPod undoes AssumePod.
 func (c *Cache) ForgetPod(pod *v1.Pod) error {
 	c.mu.Lock()
@@ -193,7 +175,6 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 		c.addPodLocked(pod)
 		c.assumedPods.Delete(pod.UID)
 		ps.pod = pod
-		ps.bindingFinished = false
 	case !ok:
 		c.addPodLocked(pod)
 		c.podStates[pod.UID] = &podState{pod: pod}
@@ -314,29 +295,6 @@ func (c *Cache) removeImages(node *v1.Node) {
 				}
 			}
 		}
-	}
-}
-
-// Cleanup expires assumed pods whose binding finished more than the TTL
-// ago without confirmation. The scheduler calls it periodically.
-func (c *Cache) Cleanup() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ttl == 0 {
-		return
-	}
-	now := c.clock.Now()
-	for uid := range c.assumedPods {
-		ps := c.podStates[uid]
-		if !ps.bindingFinished || now.Before(ps.deadline) {
-			continue
-		}
-		c.logger.Info("Assumed pod expired", "pod", klog.KObj(ps.pod), "node", ps.pod.Spec.NodeName)
-		if err := c.removePodLocked(ps.pod); err != nil {
-			c.logger.Error(err, "Expiring assumed pod", "pod", klog.KObj(ps.pod))
-		}
-		delete(c.podStates, uid)
-		c.assumedPods.Delete(uid)
 	}
 }
 
