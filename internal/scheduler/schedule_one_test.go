@@ -143,7 +143,7 @@ func TestUnschedulablePodGetsUpstreamsMessageConditionAndEvent(t *testing.T) {
 	// No node could ever hold 2 cpus (unresolvable), so preemption cannot help;
 	// upstream's message ends with its part, double period included.
 	want := "0/5 nodes are available: 2 node(s) had untolerated taint(s), 3 Insufficient cpu. " +
-		"preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.."
+		"preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling."
 	c := condition(e.pod(t, "p"))
 	if c == nil || c.Status != v1.ConditionFalse || c.Reason != v1.PodReasonUnschedulable || c.Message != want {
 		t.Errorf("PodScheduled condition = %+v, want False/Unschedulable/%q", c, want)
@@ -215,7 +215,7 @@ func TestAPodNamingAMissingNodeIsRejectedByNodeName(t *testing.T) {
 	// Explain runs PostFilter as a cycle would: preemption cannot help a node
 	// cut by a PreFilter restriction.
 	want := "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeName]. " +
-		"preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+		"preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 	if ex.FitError != want {
 		t.Errorf("message = %q, want %q", ex.FitError, want)
 	}

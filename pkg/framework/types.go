@@ -25,6 +25,15 @@ type QueuedPodInfo struct {
 	PendingPlugins sets.Set[string]
 	// GatingPlugin is the PreEnqueue plugin that holds the pod, if any.
 	GatingPlugin string
+	// UnschedulableCount counts attempts that plugins rejected;
+	// ConsecutiveErrorsCount counts attempts in a row that failed with an
+	// error. The backoff grows with the latter when it is set, else with
+	// the former (upstream's rule); a pod never rejected has no backoff.
+	UnschedulableCount     int
+	ConsecutiveErrorsCount int
+	// Seq orders pods that entered the queue at the same instant (the
+	// simulator's fake clock): arrival order, as a real clock would.
+	Seq uint64
 	// BackoffExpiration caches the computed expiry.
 	BackoffExpiration time.Time
 	// MovedByFlush is set when the unschedulable flush, not a cluster
@@ -32,7 +41,9 @@ type QueuedPodInfo struct {
 	MovedByFlush bool
 }
 
-// ActionType is what happened to a resource.
+// ActionType is what happened to a resource. The bits are upstream's
+// (k8s.io/kube-scheduler/framework v0.37), in the same order, so that
+// MatchClusterEvents' "incoming <= registered" rule means the same here.
 type ActionType int64
 
 // The actions of cluster events.
@@ -41,34 +52,61 @@ const (
 	Delete
 	UpdateNodeAllocatable
 	UpdateNodeLabel
+	// UpdateNodeTaint is a change of taints or of spec.unschedulable.
 	UpdateNodeTaint
 	UpdateNodeCondition
 	UpdateNodeAnnotation
 	UpdateNodeDeclaredFeature
+	UpdateNodePreemptionPolicy
 	UpdatePodLabel
 	UpdatePodScaleDown
-	UpdatePodTolerations
+	UpdatePodScaleUp
+	// UpdatePodToleration: a toleration was added (they cannot be removed).
+	UpdatePodToleration
 	UpdatePodSchedulingGatesEliminated
 	UpdatePodGeneratedResourceClaim
 
-	// Update is any update.
-	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition | UpdateNodeAnnotation | UpdateNodeDeclaredFeature |
-		UpdatePodLabel | UpdatePodScaleDown | UpdatePodTolerations | UpdatePodSchedulingGatesEliminated | UpdatePodGeneratedResourceClaim
 	// All is any action.
-	All = Add | Delete | Update
+	All ActionType = 1<<iota - 1
+
+	// Update is any update; an event whose change is not one of the
+	// specific kinds above carries Update and wakes only plugins that
+	// registered Update (or All).
+	Update = UpdateNodeAllocatable | UpdateNodeLabel | UpdateNodeTaint | UpdateNodeCondition | UpdateNodeAnnotation | UpdateNodeDeclaredFeature | UpdateNodePreemptionPolicy |
+		UpdatePodLabel | UpdatePodScaleDown | UpdatePodScaleUp | UpdatePodToleration | UpdatePodSchedulingGatesEliminated | UpdatePodGeneratedResourceClaim
+
+	// None is no action.
+	None ActionType = 0
 )
+
+var actionNames = map[ActionType]string{
+	Add: "Add", Delete: "Delete", UpdateNodeAllocatable: "UpdateNodeAllocatable", UpdateNodeLabel: "UpdateNodeLabel",
+	UpdateNodeTaint: "UpdateNodeTaint", UpdateNodeCondition: "UpdateNodeCondition", UpdateNodeAnnotation: "UpdateNodeAnnotation",
+	UpdateNodeDeclaredFeature: "UpdateNodeDeclaredFeature", UpdateNodePreemptionPolicy: "UpdateNodePreemptionPolicy",
+	UpdatePodLabel: "UpdatePodLabel", UpdatePodScaleDown: "UpdatePodScaleDown", UpdatePodScaleUp: "UpdatePodScaleUp",
+	UpdatePodToleration: "UpdatePodToleration", UpdatePodSchedulingGatesEliminated: "UpdatePodSchedulingGatesEliminated",
+	UpdatePodGeneratedResourceClaim: "UpdatePodGeneratedResourceClaim", All: "All", Update: "Update",
+}
+
+// String names a single action (or All, Update) as upstream does; "" for
+// other combinations.
+func (a ActionType) String() string { return actionNames[a] }
 
 // EventResource is the kind of object an event is about.
 type EventResource string
 
 // The resources of cluster events.
 const (
-	Pod              EventResource = "Pod"
-	AssignedPod      EventResource = "AssignedPod"
-	UnschedulablePod EventResource = "UnschedulablePod"
-	Node             EventResource = "Node"
-	Namespace        EventResource = "Namespace"
-	PriorityClass    EventResource = "PriorityClass"
+	// Pod matches AssignedPod, UnscheduledPod and TargetPod.
+	Pod         EventResource = "Pod"
+	AssignedPod EventResource = "AssignedPod"
+	// UnscheduledPod is another pod that is not bound yet.
+	UnscheduledPod EventResource = "UnscheduledPod"
+	// TargetPod is the pod being scheduled itself.
+	TargetPod     EventResource = "TargetPod"
+	Node          EventResource = "Node"
+	Namespace     EventResource = "Namespace"
+	PriorityClass EventResource = "PriorityClass"
 	// Storage objects (volume plugins).
 	PersistentVolume      EventResource = "PersistentVolume"
 	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
@@ -81,22 +119,36 @@ const (
 type ClusterEvent struct {
 	Resource   EventResource
 	ActionType ActionType
-	Label      string
+	// Label, when set, names the event instead of Resource+ActionType.
+	Label string
 }
 
-// Match is true when e (a registered interest) covers the event o.
+// IsWildCard is true for the events that concern every pod (the flush).
+func (e ClusterEvent) IsWildCard() bool {
+	return e.Resource == WildCard && e.ActionType == All
+}
+
+// Match is true when e (a registered interest) covers the incoming event
+// o, by upstream's rule (MatchClusterEvents): the resource matches, the
+// actions overlap, and o is not broader than e; so a generic Update wakes
+// only plugins that registered Update.
 func (e ClusterEvent) Match(o ClusterEvent) bool {
-	if e.Resource == WildCard {
+	if e.IsWildCard() {
 		return true
 	}
-	res := e.Resource == o.Resource || (e.Resource == Pod && (o.Resource == AssignedPod || o.Resource == UnschedulablePod))
-	return res && e.ActionType&o.ActionType != 0
+	res := e.Resource == WildCard || e.Resource == o.Resource ||
+		(e.Resource == Pod && (o.Resource == AssignedPod || o.Resource == UnscheduledPod || o.Resource == TargetPod))
+	return res && e.ActionType&o.ActionType != 0 && o.ActionType <= e.ActionType
 }
 
-// Label names the event for metrics and logs.
+// String names the event for metrics and logs: its Label, else the
+// resource followed by the action, as upstream's Label() ("NodeAdd").
 func (e ClusterEvent) String() string {
 	if e.Label != "" {
 		return e.Label
+	}
+	if a := e.ActionType.String(); a != "" {
+		return string(e.Resource) + a
 	}
 	return fmt.Sprintf("%s%d", e.Resource, e.ActionType)
 }
@@ -204,8 +256,10 @@ func (f *FitError) Error() string {
 			reasonMsg += fmt.Sprintf(separatorFormat, strings.Join(parts, ", "))
 		}
 	}
+	// PostFilter's message is joined as it is, with no period of ours
+	// (v1.37.2 framework/types.go: " %v").
 	if f.Diagnosis.PostFilterMsg != "" {
-		reasonMsg += fmt.Sprintf(separatorFormat, f.Diagnosis.PostFilterMsg)
+		reasonMsg += " " + f.Diagnosis.PostFilterMsg
 	}
 	return reasonMsg
 }

@@ -63,7 +63,7 @@ func TestPodsAreBoundAndAnUnschedulablePodWaitsForANode(t *testing.T) {
 		return cond != nil && cond.Status == v1.ConditionFalse, nil
 	})
 	// 3 cpus fit no 2-cpu node whatever is evicted: preemption cannot help.
-	want := "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+	want := "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 	if cond.Reason != v1.PodReasonUnschedulable || cond.Message != want {
 		t.Errorf("condition = %s/%q, want Unschedulable/%q", cond.Reason, cond.Message, want)
 	}

@@ -111,14 +111,14 @@ func TestPreemption(t *testing.T) {
 			nodes:       []*v1.Node{node("n1", "1")},
 			pods:        []*v1.Pod{running("same", "n1", 10, "1", 10)},
 			pending:     st.MakePod().Name("p").Priority(10).Req(rl{v1.ResourceCPU: "1"}).Obj(),
-			wantMessage: "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..",
+			wantMessage: "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
 		},
 		{
 			name:        "a node the pod could never fit (unresolvable) is not a candidate",
 			nodes:       []*v1.Node{node("n1", "1")},
 			pods:        []*v1.Pod{running("low", "n1", 1, "1", 10)},
 			pending:     st.MakePod().Name("p").Priority(10).Req(rl{v1.ResourceCPU: "2"}).Obj(),
-			wantMessage: "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..",
+			wantMessage: "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
 		},
 		{
 			name:          "the older of two equal victims is spared",

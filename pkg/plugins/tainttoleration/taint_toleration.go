@@ -101,7 +101,7 @@ func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleStat
 func (*TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: afterNodeEvent},
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodTolerations}},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}},
 	}, nil
 }
 
