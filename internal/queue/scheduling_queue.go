@@ -1,11 +1,13 @@
 package queue
 
 import (
+	"container/list"
 	"context"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -38,6 +40,18 @@ type Options struct {
 	EventInterest map[string][]framework.ClusterEventWithHint
 }
 
+// queueingStrategy is where an event (or a failed attempt) sends a pod.
+type queueingStrategy int
+
+const (
+	// queueSkip: the pod stays (or goes) in unschedulablePods.
+	queueSkip queueingStrategy = iota
+	// queueAfterBackoff: backoffQ if its backoff has not ended, else activeQ.
+	queueAfterBackoff
+	// queueImmediately: activeQ (a Pending plugin said Queue).
+	queueImmediately
+)
+
 // PriorityQueue is the scheduling queue.
 type PriorityQueue struct {
 	lock   sync.Mutex
@@ -45,18 +59,27 @@ type PriorityQueue struct {
 	clock  clock.WithTicker
 	logger klog.Logger
 	opts   Options
+	less   func(a, b *framework.QueuedPodInfo) bool
 
-	activeQ       *keyedHeap[*framework.QueuedPodInfo]
+	activeQ *keyedHeap[*framework.QueuedPodInfo]
+	// backoffQ holds pods rejected by plugins; Pop takes from it when
+	// activeQ is empty (SchedulerPopFromBackoffQ, on by default since
+	// v1.33). errorBackoffQ holds pods that failed with an error; they
+	// always wait their backoff out.
 	backoffQ      *keyedHeap[*framework.QueuedPodInfo]
+	errorBackoffQ *keyedHeap[*framework.QueuedPodInfo]
 	unschedulable map[string]*framework.QueuedPodInfo
-	inFlight      map[string]*framework.QueuedPodInfo
 
-	// schedulingCycle counts pops; moveRequestCycle is the cycle of the
-	// last move request, so a pod rejected in a cycle during which the
-	// cluster changed goes to backoff rather than waiting for another event.
-	schedulingCycle  int64
-	moveRequestCycle int64
-	closed           bool
+	// inFlightPods maps a popped pod's UID to its element of
+	// inFlightEvents (see in_flight.go).
+	inFlightPods   map[types.UID]*list.Element
+	inFlightEvents *list.List
+	// interesting is every event some plugin registered.
+	interesting []framework.ClusterEvent
+
+	schedulingCycle int64
+	seq             uint64
+	closed          bool
 
 	*Nominator
 }
@@ -81,83 +104,90 @@ func New(logger klog.Logger, less func(a, b *framework.QueuedPodInfo) bool, opts
 		opts.MaxInUnschedulable = DefaultPodMaxInUnschedulablePodsDuration
 	}
 	q := &PriorityQueue{
-		clock: opts.Clock, logger: logger, opts: opts,
-		activeQ:          newHeap(qKey, less),
-		unschedulable:    map[string]*framework.QueuedPodInfo{},
-		inFlight:         map[string]*framework.QueuedPodInfo{},
-		moveRequestCycle: -1,
-		Nominator:        NewNominator(),
+		clock: opts.Clock, logger: logger, opts: opts, less: less,
+		activeQ:        newHeap(qKey, less),
+		unschedulable:  map[string]*framework.QueuedPodInfo{},
+		inFlightPods:   map[types.UID]*list.Element{},
+		inFlightEvents: list.New(),
+		Nominator:      NewNominator(),
 	}
-	q.backoffQ = newHeap(qKey, func(a, b *framework.QueuedPodInfo) bool {
-		return q.backoffTime(a).Before(q.backoffTime(b))
-	})
+	q.backoffQ = newHeap(qKey, q.lessBackoff)
+	q.errorBackoffQ = newHeap(qKey, q.lessErrorBackoff)
+	for _, evs := range opts.EventInterest {
+		for _, e := range evs {
+			q.interesting = append(q.interesting, e.Event)
+		}
+	}
 	q.cond = sync.NewCond(&q.lock)
 	return q
 }
 
+// stamp sets the time the pod (re-)entered the queue and its arrival number.
+func (q *PriorityQueue) stamp(p *framework.QueuedPodInfo) {
+	p.Timestamp = q.clock.Now()
+	q.seq++
+	p.Seq = q.seq
+	p.BackoffExpiration = time.Time{}
+}
+
 func (q *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
-	return &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod), Timestamp: q.clock.Now()}
+	p := &framework.QueuedPodInfo{PodInfo: framework.NewPodInfo(pod)}
+	q.stamp(p)
+	return p
 }
 
-// backoffDuration is initial * 2^(attempts-1), capped at the max.
-func (q *PriorityQueue) backoffDuration(p *framework.QueuedPodInfo) time.Duration {
-	d := q.opts.InitialBackoff
-	for i := 1; i < p.Attempts; i++ {
-		if d > q.opts.MaxBackoff-d {
-			return q.opts.MaxBackoff
-		}
-		d += d
-	}
-	return d
-}
-
-func (q *PriorityQueue) backoffTime(p *framework.QueuedPodInfo) time.Time {
-	return p.Timestamp.Add(q.backoffDuration(p))
-}
-
-func (q *PriorityQueue) isBackingOff(p *framework.QueuedPodInfo) bool {
-	return p.Attempts > 0 && q.backoffTime(p).After(q.clock.Now())
-}
-
-// moveToActiveQ runs PreEnqueue; a gated pod waits in unschedulablePods.
-func (q *PriorityQueue) moveToActiveQ(p *framework.QueuedPodInfo) bool {
+// passesPreEnqueue runs the PreEnqueue plugins; a gated pod is parked in
+// unschedulablePods with its gating plugin as the one to wake it.
+func (q *PriorityQueue) passesPreEnqueue(p *framework.QueuedPodInfo, event string) bool {
 	if q.opts.PreEnqueue != nil {
 		if st := q.opts.PreEnqueue(context.Background(), p.Pod); !st.IsSuccess() {
 			p.GatingPlugin = st.Plugin()
 			p.UnschedulablePlugins = sets.New(st.Plugin())
+			p.PendingPlugins = nil
 			q.unschedulable[qKey(p)] = p
+			q.activeQ.Delete(qKey(p))
+			q.backoffQ.Delete(qKey(p))
+			q.errorBackoffQ.Delete(qKey(p))
+			metrics.QueueIncomingPods.WithLabelValues(metrics.UnschedulableQ, event).Inc()
 			return false
 		}
 	}
 	p.GatingPlugin = ""
-	q.activeQ.AddOrUpdate(p)
-	delete(q.unschedulable, qKey(p))
-	q.backoffQ.Delete(qKey(p))
-	q.cond.Broadcast()
 	return true
+}
+
+// moveToActiveQ runs PreEnqueue, then puts the pod in activeQ.
+func (q *PriorityQueue) moveToActiveQ(p *framework.QueuedPodInfo, event string) bool {
+	if !q.passesPreEnqueue(p, event) {
+		return false
+	}
+	q.addToActiveQ(p, event)
+	return true
+}
+
+// addToActiveQ puts a pod that passed PreEnqueue in activeQ.
+func (q *PriorityQueue) addToActiveQ(p *framework.QueuedPodInfo, event string) {
+	key := qKey(p)
+	delete(q.unschedulable, key)
+	q.backoffQ.Delete(key)
+	q.errorBackoffQ.Delete(key)
+	q.activeQ.AddOrUpdate(p)
+	metrics.QueueIncomingPods.WithLabelValues(metrics.ActiveQ, event).Inc()
+	q.cond.Broadcast()
 }
 
 // Add enqueues a new pending pod.
 func (q *PriorityQueue) Add(pod *v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
+	q.addLocked(pod)
+}
+
+func (q *PriorityQueue) addLocked(pod *v1.Pod) {
 	p := q.newQueuedPodInfo(pod)
 	// A pod nominated before (e.g. by a previous leader) keeps its place.
 	q.Nominator.AddNominatedPod(p.PodInfo, "")
-	q.moveToActiveQ(p)
-	q.incoming(p, "PodAdd")
-}
-
-// incoming counts a pod entering a queue, by the event that brought it.
-func (q *PriorityQueue) incoming(p *framework.QueuedPodInfo, event string) {
-	queue := metrics.ActiveQ
-	key := qKey(p)
-	if _, ok := q.backoffQ.Get(key); ok {
-		queue = metrics.BackoffQ
-	} else if _, ok := q.unschedulable[key]; ok {
-		queue = metrics.UnschedulableQ
-	}
-	metrics.QueueIncomingPods.WithLabelValues(queue, event).Inc()
+	q.moveToActiveQ(p, "PodAdd")
 }
 
 // UpdateMetrics sets scheduler_pending_pods from the queue's contents.
@@ -171,42 +201,63 @@ func (q *PriorityQueue) UpdateMetrics() {
 		}
 	}
 	metrics.PendingPods.WithLabelValues(metrics.ActiveQ).Set(float64(q.activeQ.Len()))
-	metrics.PendingPods.WithLabelValues(metrics.BackoffQ).Set(float64(q.backoffQ.Len()))
+	metrics.PendingPods.WithLabelValues(metrics.BackoffQ).Set(float64(q.backoffQ.Len() + q.errorBackoffQ.Len()))
 	metrics.PendingPods.WithLabelValues(metrics.UnschedulableQ).Set(float64(len(q.unschedulable) - gated))
 	metrics.PendingPods.WithLabelValues(metrics.Gated).Set(float64(gated))
 }
 
-// Pop blocks until a pod is in activeQ or the queue is closed (nil).
+// Pop blocks until a pod is in activeQ (or, activeQ being empty, in
+// backoffQ) or the queue is closed.
 func (q *PriorityQueue) Pop(ctx context.Context) (*framework.QueuedPodInfo, error) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	for q.activeQ.Len() == 0 {
-		if q.closed || ctx.Err() != nil {
-			return nil, context.Canceled
+	for {
+		for q.activeQ.Len() == 0 && q.backoffQ.Len() == 0 {
+			if q.closed || ctx.Err() != nil {
+				return nil, context.Canceled
+			}
+			q.cond.Wait()
 		}
-		q.cond.Wait()
+		if p := q.popLocked(); p != nil {
+			return p, nil
+		}
 	}
-	p, _ := q.activeQ.PopTop()
+}
+
+// popLocked takes activeQ's head, else backoffQ's (a pod popped before its
+// backoff ended, as upstream's PopFromBackoffQ), and marks it in flight.
+// It returns nil when the pod is already in flight (it is dropped, as
+// upstream discards a pod tracked twice).
+func (q *PriorityQueue) popLocked() *framework.QueuedPodInfo {
+	p, ok := q.activeQ.PopTop()
+	if !ok {
+		p, _ = q.backoffQ.PopTop()
+		metrics.QueueIncomingPods.WithLabelValues(metrics.ActiveQ, "PopFromBackoffQ").Inc()
+	}
+	if _, dup := q.inFlightPods[p.Pod.UID]; dup {
+		q.logger.Error(nil, "Discarding a popped pod that is already in flight", "pod", klog.KObj(p.Pod))
+		return nil
+	}
 	p.Attempts++
 	q.schedulingCycle++
 	if p.InitialAttemptTimestamp == nil {
 		now := q.clock.Now()
 		p.InitialAttemptTimestamp = &now
 	}
-	q.inFlight[qKey(p)] = p
-	return p, nil
+	q.pushInFlight(p.Pod)
+	return p
 }
 
-// TryPop pops without blocking; ok is false when activeQ is empty.
+// TryPop pops without blocking; ok is false when activeQ and backoffQ are empty.
 func (q *PriorityQueue) TryPop() (*framework.QueuedPodInfo, bool) {
 	q.lock.Lock()
-	empty := q.activeQ.Len() == 0
-	q.lock.Unlock()
-	if empty {
-		return nil, false
+	defer q.lock.Unlock()
+	for q.activeQ.Len() > 0 || q.backoffQ.Len() > 0 {
+		if p := q.popLocked(); p != nil {
+			return p, true
+		}
 	}
-	p, err := q.Pop(context.Background())
-	return p, err == nil
+	return nil, false
 }
 
 // SchedulingCycle returns the number of pops so far.
@@ -216,51 +267,56 @@ func (q *PriorityQueue) SchedulingCycle() int64 {
 	return q.schedulingCycle
 }
 
-// Done says the pod's scheduling attempt ended (bound, or re-queued).
+// Done says the pod's attempt ended (bound, or given up on).
 func (q *PriorityQueue) Done(pod *v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	delete(q.inFlight, Key(pod))
+	q.doneLocked(pod.UID)
 }
 
-// AddUnschedulableIfNotPresent puts back a pod whose attempt failed. A pod
-// rejected by plugins waits in unschedulablePods for an event, unless the
-// cluster changed during its cycle; a pod that failed with an error backs off.
-func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *framework.QueuedPodInfo, podSchedulingCycle int64) {
+// AddUnschedulableIfNotPresent puts back a pod whose attempt failed. The
+// events seen while it was in flight decide where: one that a rejecting
+// plugin's hint says may help sends it to backoffQ (or activeQ), none
+// leaves it in unschedulablePods; a pod that failed with an error backs off.
+func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *framework.QueuedPodInfo, _ int64) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
+	defer q.doneLocked(p.Pod.UID)
 	key := qKey(p)
-	delete(q.inFlight, key)
-	if _, ok := q.activeQ.Get(key); ok {
+	if q.has(key) {
 		return
 	}
-	if _, ok := q.backoffQ.Get(key); ok {
-		return
-	}
-	if _, ok := q.unschedulable[key]; ok {
-		return
-	}
-	p.Timestamp = q.clock.Now()
-	if p.UnschedulablePlugins.Len() == 0 || q.moveRequestCycle >= podSchedulingCycle {
-		q.backoffQ.AddOrUpdate(p)
+	if p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 {
+		p.ConsecutiveErrorsCount++
 	} else {
-		q.unschedulable[key] = p
+		p.UnschedulableCount++
+		p.ConsecutiveErrorsCount = 0
 	}
-	q.incoming(p, "ScheduleAttemptFailure")
+	q.stamp(p)
+	p.MovedByFlush = false
+	q.requeue(p, q.determineSchedulingHint(p), "ScheduleAttemptFailure")
 }
 
-// FlushBackoffQCompleted moves pods whose backoff expired to activeQ.
-func (q *PriorityQueue) FlushBackoffQCompleted() {
-	q.lock.Lock()
-	defer q.lock.Unlock()
-	for {
-		p, ok := q.backoffQ.Peek()
-		if !ok || q.isBackingOff(p) {
-			return
-		}
-		q.backoffQ.PopTop()
-		q.moveToActiveQ(p)
-		q.incoming(p, "BackoffComplete")
+// has: the key waits in some part of the queue (not in flight).
+func (q *PriorityQueue) has(key string) bool {
+	_, a := q.activeQ.Get(key)
+	_, b := q.backoffQ.Get(key)
+	_, e := q.errorBackoffQ.Get(key)
+	_, u := q.unschedulable[key]
+	return a || b || e || u
+}
+
+// requeue sends a pod where the strategy says.
+func (q *PriorityQueue) requeue(p *framework.QueuedPodInfo, s queueingStrategy, event string) {
+	switch {
+	case s == queueSkip:
+		q.unschedulable[qKey(p)] = p
+		metrics.QueueIncomingPods.WithLabelValues(metrics.UnschedulableQ, event).Inc()
+	case s == queueAfterBackoff && q.isBackingOff(p):
+		q.moveToBackoffQ(p, event)
+		q.cond.Broadcast() // Pop may take it from backoffQ
+	default:
+		q.moveToActiveQ(p, event)
 	}
 }
 
@@ -272,135 +328,54 @@ func (q *PriorityQueue) FlushUnschedulablePodsLeftover() {
 	now := q.clock.Now()
 	var due []*framework.QueuedPodInfo
 	for _, p := range q.unschedulable {
-		if p.GatingPlugin == "" && now.Sub(p.Timestamp) >= q.opts.MaxInUnschedulable {
+		if now.Sub(p.Timestamp) >= q.opts.MaxInUnschedulable {
 			due = append(due, p)
 		}
 	}
-	q.movePodsLocked(due, framework.EventUnschedulableTimeout)
-}
-
-// NextBackoffExpiry returns when the first pod in backoffQ is due; ok is
-// false when backoffQ is empty. The simulator steps its clock to it.
-func (q *PriorityQueue) NextBackoffExpiry() (time.Time, bool) {
-	q.lock.Lock()
-	defer q.lock.Unlock()
-	if p, ok := q.backoffQ.Peek(); ok {
-		return q.backoffTime(p), true
-	}
-	return time.Time{}, false
-}
-
-// MoveAllToActiveOrBackoffQueue moves the unschedulable pods that a plugin
-// which rejected them registered interest in for this event.
-//
-// oldObj and newObj are the changed object before and after (nil for an
-// addition or a deletion): the plugins' queueing hints look at them.
-func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEvent, oldObj, newObj interface{}) {
-	q.lock.Lock()
-	defer q.lock.Unlock()
-	var due []*framework.QueuedPodInfo
-	for _, p := range q.unschedulable {
-		if q.interested(p, event, oldObj, newObj) {
-			due = append(due, p)
-		}
-	}
-	q.movePodsLocked(due, event)
-	q.moveRequestCycle = q.schedulingCycle
-}
-
-// interested: the flush, a pod no plugin rejected, or an event that a
-// rejecting (or pending) plugin registered and whose hint says Queue.
-func (q *PriorityQueue) interested(p *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) bool {
-	if event.Label == framework.EventUnschedulableTimeout.Label || p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 {
-		return true
-	}
-	for _, plugins := range [2]sets.Set[string]{p.UnschedulablePlugins, p.PendingPlugins} {
-		for plugin := range plugins {
-			for _, e := range q.opts.EventInterest[plugin] {
-				if !e.Event.Match(event) {
-					continue
-				}
-				if e.QueueingHintFn == nil {
-					return true
-				}
-				hint, err := e.QueueingHintFn(q.logger, p.Pod, oldObj, newObj)
-				if err != nil || hint == framework.Queue {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func (q *PriorityQueue) movePodsLocked(pods []*framework.QueuedPodInfo, event framework.ClusterEvent) {
-	for _, p := range pods {
-		p.MovedByFlush = event.Label == framework.EventUnschedulableTimeout.Label
+	for _, p := range due {
+		p.MovedByFlush = true
 		delete(q.unschedulable, qKey(p))
-		if q.isBackingOff(p) {
-			q.backoffQ.AddOrUpdate(p)
-		} else {
-			q.moveToActiveQ(p)
-		}
-		q.incoming(p, event.String())
-		q.logger.V(5).Info("Pod moved", "pod", klog.KObj(p.Pod), "event", event.String())
+		q.requeue(p, queueAfterBackoff, framework.EventUnschedulableTimeout.String())
 	}
 }
 
-// Refresh replaces a waiting pod's object (e.g. a new status) without
-// moving it; a pod in flight is left to its cycle.
-func (q *PriorityQueue) Refresh(newPod *v1.Pod) {
-	q.lock.Lock()
-	defer q.lock.Unlock()
-	q.replaceLocked(newPod)
-}
-
-// replaceLocked gives a waiting pod its new object where it waits. It
-// returns the pod when it waits in unschedulablePods (whether it moves is
-// the caller's decision), and whether it waits anywhere.
-func (q *PriorityQueue) replaceLocked(newPod *v1.Pod) (unschedulable *framework.QueuedPodInfo, found bool) {
-	key := Key(newPod)
-	if p, ok := q.activeQ.Get(key); ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
-		q.activeQ.AddOrUpdate(p)
-		return nil, true
-	}
-	if p, ok := q.backoffQ.Get(key); ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
-		q.backoffQ.AddOrUpdate(p)
-		return nil, true
-	}
-	if p, ok := q.unschedulable[key]; ok {
-		p.PodInfo = framework.NewPodInfo(newPod)
-		return p, true
-	}
-	return nil, false
-}
-
-// Update replaces a pending pod. A pod waiting on a gate is re-checked; a
-// changed unschedulable pod is retried, as upstream does for spec changes.
+// Update replaces a pending pod. A pod in flight gets the update recorded
+// as its own events (its cycle decides with them); one waiting in activeQ
+// or backoffQ takes the new object; one in unschedulablePods moves only if
+// a rejecting plugin's hint says the change may help (a status-only
+// update, our own condition patch included, helps nobody).
 func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	key := Key(newPod)
-	if p, found := q.replaceLocked(newPod); p != nil {
-		if q.isBackingOff(p) && p.GatingPlugin == "" {
-			delete(q.unschedulable, key)
-			q.backoffQ.AddOrUpdate(p)
-		} else {
-			q.moveToActiveQ(p)
+	events := framework.PodSchedulingPropertiesChange(newPod, oldPod, true)
+	if _, ok := q.inFlightPods[newPod.UID]; ok {
+		for _, ev := range events {
+			if q.isEventOfInterest(ev) {
+				q.inFlightEvents.PushBack(&clusterEvent{event: ev, oldObj: oldPod, newObj: newPod})
+			}
 		}
 		return
-	} else if found {
+	}
+	key := Key(newPod)
+	for _, h := range [3]*keyedHeap[*framework.QueuedPodInfo]{q.activeQ, q.backoffQ, q.errorBackoffQ} {
+		if p, ok := h.Get(key); ok {
+			p.PodInfo = framework.NewPodInfo(newPod)
+			h.AddOrUpdate(p)
+			return
+		}
+	}
+	if p, ok := q.unschedulable[key]; ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		for _, ev := range events {
+			if s := q.isPodWorthRequeuing(p, ev, oldPod, newPod); s != queueSkip {
+				delete(q.unschedulable, key)
+				q.requeue(p, s, ev.String())
+				return
+			}
+		}
 		return
 	}
-	if _, ok := q.inFlight[key]; ok {
-		// The pod's cycle owns its QueuedPodInfo: do not touch it. If the
-		// cycle fails, the failure handler requeues the latest version
-		// read from the world.
-		return
-	}
-	q.moveToActiveQ(q.newQueuedPodInfo(newPod))
+	q.addLocked(newPod)
 }
 
 // Delete removes a pending pod from every part of the queue.
@@ -410,6 +385,7 @@ func (q *PriorityQueue) Delete(pod *v1.Pod) {
 	key := Key(pod)
 	q.activeQ.Delete(key)
 	q.backoffQ.Delete(key)
+	q.errorBackoffQ.Delete(key)
 	delete(q.unschedulable, key)
 	q.Nominator.DeleteNominatedPodIfExists(pod)
 }
@@ -418,26 +394,22 @@ func (q *PriorityQueue) Delete(pod *v1.Pod) {
 func (q *PriorityQueue) Has(pod *v1.Pod) bool {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	key := Key(pod)
-	_, a := q.activeQ.Get(key)
-	_, b := q.backoffQ.Get(key)
-	_, u := q.unschedulable[key]
-	_, f := q.inFlight[key]
-	return a || b || u || f
+	_, f := q.inFlightPods[pod.UID]
+	return f || q.has(Key(pod))
 }
 
-// Counts returns the sizes of activeQ, backoffQ and unschedulablePods.
+// Counts returns the sizes of activeQ, backoffQ (both heaps) and unschedulablePods.
 func (q *PriorityQueue) Counts() (active, backoff, unschedulable int) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	return q.activeQ.Len(), q.backoffQ.Len(), len(q.unschedulable)
+	return q.activeQ.Len(), q.backoffQ.Len() + q.errorBackoffQ.Len(), len(q.unschedulable)
 }
 
 // InFlight counts popped pods not yet reported back.
 func (q *PriorityQueue) InFlight() int {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	return len(q.inFlight)
+	return len(q.inFlightPods)
 }
 
 // PendingPods lists every queued pod.
@@ -445,11 +417,10 @@ func (q *PriorityQueue) PendingPods() []*v1.Pod {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	var out []*v1.Pod
-	for _, p := range q.activeQ.List() {
-		out = append(out, p.Pod)
-	}
-	for _, p := range q.backoffQ.List() {
-		out = append(out, p.Pod)
+	for _, h := range [3]*keyedHeap[*framework.QueuedPodInfo]{q.activeQ, q.backoffQ, q.errorBackoffQ} {
+		for _, p := range h.List() {
+			out = append(out, p.Pod)
+		}
 	}
 	for _, p := range q.unschedulable {
 		out = append(out, p.Pod)
@@ -457,9 +428,22 @@ func (q *PriorityQueue) PendingPods() []*v1.Pod {
 	return out
 }
 
-// Run starts the periodic flushes on the queue's clock until ctx ends.
+// Run starts the periodic flushes on the queue's clock until ctx ends:
+// backoffQ on whole seconds (its ordering window), the unschedulable
+// leftovers every 30 s, the pending_pods gauge every second.
 func (q *PriorityQueue) Run(ctx context.Context) {
-	go q.every(ctx, time.Second, q.FlushBackoffQCompleted)
+	go func() {
+		now := q.clock.Now()
+		t := q.clock.NewTimer(alignToWindow(now.Add(backoffWindow)).Sub(now))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		q.FlushBackoffQCompleted()
+		q.every(ctx, backoffWindow, q.FlushBackoffQCompleted)
+	}()
 	go q.every(ctx, 30*time.Second, q.FlushUnschedulablePodsLeftover)
 	q.UpdateMetrics()
 	go q.every(ctx, time.Second, q.UpdateMetrics)

@@ -16,9 +16,11 @@ import (
 )
 
 var (
-	nodeAdd     = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add, Label: "NodeAdd"}
-	nodeLabel   = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel, Label: "NodeLabel"}
-	podDeletion = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete, Label: "AssignedPodDelete"}
+	nodeAdd       = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}
+	nodeLabel     = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel}
+	nodeCondition = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeCondition}
+	podDeletion   = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}
+	podUpdate     = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Update}
 )
 
 func newQueue(opts Options) (*PriorityQueue, *testingclock.FakeClock) {
@@ -28,7 +30,9 @@ func newQueue(opts Options) (*PriorityQueue, *testingclock.FakeClock) {
 		opts.EventInterest = map[string][]framework.ClusterEventWithHint{
 			"NodeResourcesFit": framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add},
 				framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}),
-			"NodeAffinity": framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}),
+			"NodeAffinity":    framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}),
+			"TaintToleration": framework.Events(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}),
+			"SchedulingGates": framework.Events(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated}),
 			// Hinted queues only for nodes labelled ok=true.
 			"Hinted": {{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel},
 				QueueingHintFn: func(_ klog.Logger, _ *v1.Pod, _, newObj interface{}) (framework.QueueingHint, error) {
@@ -53,10 +57,13 @@ func where(q *PriorityQueue, pod *v1.Pod) string {
 	if _, ok := q.backoffQ.Get(key); ok {
 		return "backoff"
 	}
+	if _, ok := q.errorBackoffQ.Get(key); ok {
+		return "errorBackoff"
+	}
 	if _, ok := q.unschedulable[key]; ok {
 		return "unschedulable"
 	}
-	if _, ok := q.inFlight[key]; ok {
+	if _, ok := q.inFlightPods[pod.UID]; ok {
 		return "inflight"
 	}
 	return "absent"
@@ -74,46 +81,85 @@ func failOnce(t *testing.T, q *PriorityQueue, plugins ...string) *framework.Queu
 	return p
 }
 
-func TestBackoffDurationsGrowToTheMax(t *testing.T) {
+func TestBackoffGrowsWithFailuresToTheMax(t *testing.T) {
+	// The clock starts on a whole second. A pod whose backoff ends at T
+	// (aligned to the second) leaves backoff in the window after T, when
+	// the flush that runs on whole seconds finds T before the current window.
 	tests := []struct {
 		name     string
-		attempts int
-		want     time.Duration
+		failures int
+		// errors: the attempts failed with an error rather than a rejection.
+		errors bool
+		want   time.Duration
 	}{
-		{name: "the first failure backs off the initial second", attempts: 1, want: time.Second},
-		{name: "the second failure doubles it", attempts: 2, want: 2 * time.Second},
-		{name: "the fourth failure backs off 8s", attempts: 4, want: 8 * time.Second},
-		{name: "the fifth failure is capped at the 10s max", attempts: 5, want: 10 * time.Second},
-		{name: "the twentieth failure stays at the max", attempts: 20, want: 10 * time.Second},
+		{name: "the first rejection backs off the initial second", failures: 1, want: time.Second},
+		{name: "the second rejection doubles it", failures: 2, want: 2 * time.Second},
+		{name: "the fourth rejection backs off 8s", failures: 4, want: 8 * time.Second},
+		{name: "the fifth rejection is capped at the 10s max", failures: 5, want: 10 * time.Second},
+		{name: "the twentieth rejection stays at the max", failures: 20, want: 10 * time.Second},
+		{name: "the first error backs off the initial second", failures: 1, errors: true, want: time.Second},
+		{name: "the third error in a row backs off 4s", failures: 3, errors: true, want: 4 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q, clk := newQueue(Options{})
 			pod := st.MakePod().Name("p").Obj()
 			q.Add(pod)
-			for i := 0; i < tt.attempts; i++ {
-				p, err := q.Pop(context.Background())
-				if err != nil {
-					t.Fatal(err)
+			wantQueue := "backoff"
+			for i := 0; i < tt.failures; i++ {
+				p, ok := q.TryPop()
+				if !ok {
+					t.Fatalf("failure %d: nothing to pop", i)
 				}
-				// An error (no rejecting plugin) goes straight to backoff.
+				if !tt.errors {
+					p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+					// An event it may help with, so it goes to backoff
+					// rather than waiting in unschedulablePods.
+					q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil, nil)
+				} else {
+					wantQueue = "errorBackoff"
+				}
 				q.AddUnschedulableIfNotPresent(p, q.SchedulingCycle())
-				if i < tt.attempts-1 {
+				if i < tt.failures-1 {
 					clk.Step(time.Hour)
 					q.FlushBackoffQCompleted()
 				}
 			}
-			clk.Step(tt.want - time.Millisecond)
+			clk.Step(tt.want + time.Second - time.Millisecond)
 			q.FlushBackoffQCompleted()
-			if got := where(q, pod); got != "backoff" {
-				t.Fatalf("1ms before %v the pod is in %s, want backoff", tt.want, got)
+			if got := where(q, pod); got != wantQueue {
+				t.Fatalf("1ms before the window after %v the pod is in %s, want %s", tt.want, got, wantQueue)
 			}
 			clk.Step(time.Millisecond)
 			q.FlushBackoffQCompleted()
 			if got := where(q, pod); got != "active" {
-				t.Fatalf("at %v the pod is in %s, want active", tt.want, got)
+				t.Fatalf("in the window after %v the pod is in %s, want active", tt.want, got)
 			}
 		})
+	}
+}
+
+func TestARejectionAfterAnErrorStartsTheBackoffOverFromTheRejections(t *testing.T) {
+	q, clk := newQueue(Options{})
+	pod := st.MakePod().Name("p").Obj()
+	q.Add(pod)
+	for i := 0; i < 3; i++ { // three errors: 4s
+		p, _ := q.TryPop()
+		q.AddUnschedulableIfNotPresent(p, 0)
+		clk.Step(time.Hour)
+		q.FlushBackoffQCompleted()
+	}
+	p, _ := q.TryPop()
+	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil, nil)
+	q.AddUnschedulableIfNotPresent(p, 0)
+	if p.ConsecutiveErrorsCount != 0 || p.UnschedulableCount != 1 {
+		t.Fatalf("errors %d, rejections %d; want 0 and 1", p.ConsecutiveErrorsCount, p.UnschedulableCount)
+	}
+	clk.Step(2 * time.Second) // 1s backoff, out in the window after
+	q.FlushBackoffQCompleted()
+	if got := where(q, pod); got != "active" {
+		t.Errorf("the pod is in %s, want active: its backoff counts the one rejection, not the earlier errors", got)
 	}
 }
 
@@ -131,6 +177,7 @@ func TestUnschedulablePodsMoveOnlyOnEventsTheirPluginsRegistered(t *testing.T) {
 		{name: "a pod rejected by node affinity moves on a node label change", plugins: []string{"NodeAffinity"}, event: nodeLabel, want: "active"},
 		{name: "a pod rejected by two plugins moves on either's event", plugins: []string{"NodeAffinity", "NodeResourcesFit"}, event: podDeletion, want: "active"},
 		{name: "a pod rejected by a plugin that registered no events waits for the flush", plugins: []string{"Unknown"}, event: nodeLabel, want: "unschedulable"},
+		{name: "a generic update wakes nobody who registered only specific updates", plugins: []string{"NodeResourcesFit", "NodeAffinity"}, event: podUpdate, want: "unschedulable"},
 		{name: "a registered event whose hint says QueueSkip leaves the pod where it is", plugins: []string{"Hinted"}, event: nodeLabel,
 			node: st.MakeNode().Name("n").Label("ok", "false").Obj(), want: "unschedulable"},
 		{name: "a registered event whose hint says Queue moves the pod", plugins: []string{"Hinted"}, event: nodeLabel,
@@ -146,7 +193,7 @@ func TestUnschedulablePodsMoveOnlyOnEventsTheirPluginsRegistered(t *testing.T) {
 				t.Fatalf("after rejection the pod is in %s, want unschedulable", got)
 			}
 			clk.Step(time.Minute) // past backoff
-			q.MoveAllToActiveOrBackoffQueue(tt.event, nil, tt.node)
+			q.MoveAllToActiveOrBackoffQueue(tt.event, nil, tt.node, nil)
 			if got := where(q, pod); got != tt.want {
 				t.Errorf("after %s the pod is in %s, want %s", tt.event, got, tt.want)
 			}
@@ -160,15 +207,83 @@ func TestAMovedPodStillBacksOff(t *testing.T) {
 	q.Add(pod)
 	failOnce(t, q, "NodeResourcesFit")
 	clk.Step(500 * time.Millisecond)
-	q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil)
+	q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil)
 	if got := where(q, pod); got != "backoff" {
 		t.Fatalf("moved during its backoff the pod is in %s, want backoff", got)
+	}
+	clk.Step(time.Second) // 1.5s: still the window its backoff ends in
+	q.FlushBackoffQCompleted()
+	if got := where(q, pod); got != "backoff" {
+		t.Fatalf("in the window its backoff ends in, the pod is in %s, want backoff", got)
 	}
 	clk.Step(500 * time.Millisecond)
 	q.FlushBackoffQCompleted()
 	if got := where(q, pod); got != "active" {
 		t.Fatalf("after its backoff the pod is in %s, want active", got)
 	}
+}
+
+func TestPopTakesFromBackoffQWhenActiveQIsEmpty(t *testing.T) {
+	tests := []struct {
+		name string
+		// rejected: the attempt was rejected by a plugin (else: an error).
+		rejected bool
+		wantPop  bool
+	}{
+		{name: "a rejected pod backing off is popped at once when nothing else waits", rejected: true, wantPop: true},
+		{name: "a pod that failed with an error waits its backoff out", rejected: false, wantPop: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := newQueue(Options{})
+			pod := st.MakePod().Name("p").Obj()
+			q.Add(pod)
+			p, _ := q.TryPop()
+			if tt.rejected {
+				p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+				q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil, nil)
+			}
+			q.AddUnschedulableIfNotPresent(p, 0)
+			_, got := q.TryPop()
+			if got != tt.wantPop {
+				t.Errorf("TryPop = %v, want %v", got, tt.wantPop)
+			}
+		})
+	}
+}
+
+func TestActiveQGoesBeforeBackoffQ(t *testing.T) {
+	q, _ := newQueue(Options{})
+	backingOff, fresh := st.MakePod().Name("backing-off").Priority(100).Obj(), st.MakePod().Name("fresh").Obj()
+	q.Add(backingOff)
+	p, _ := q.TryPop()
+	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil, nil)
+	q.AddUnschedulableIfNotPresent(p, 0)
+	q.Add(fresh)
+	var got []string
+	for {
+		p, ok := q.TryPop()
+		if !ok {
+			break
+		}
+		got = append(got, p.Pod.Name)
+	}
+	if want := []string{"fresh", "backing-off"}; !equalStrings(got, want) {
+		t.Errorf("pop order = %v, want %v", got, want)
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func TestUnschedulablePodsAreFlushedAfterFiveMinutes(t *testing.T) {
@@ -188,17 +303,119 @@ func TestUnschedulablePodsAreFlushedAfterFiveMinutes(t *testing.T) {
 	}
 }
 
-func TestAnEventDuringTheCycleSendsTheRejectedPodToBackoff(t *testing.T) {
+func TestEventsDuringTheCycleAreAskedWhenThePodComesBack(t *testing.T) {
+	okNode := st.MakeNode().Name("n").Label("ok", "true").Obj()
+	badNode := st.MakeNode().Name("n").Label("ok", "false").Obj()
+	tests := []struct {
+		name    string
+		plugins []string
+		// during runs while the pod is in flight.
+		during func(q *PriorityQueue)
+		want   string
+	}{
+		{name: "an event the rejecting plugin registered sends the pod to backoff", plugins: []string{"NodeResourcesFit"},
+			during: func(q *PriorityQueue) { q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil) }, want: "backoff"},
+		{name: "an event no plugin registered (a node heartbeat) leaves the pod unschedulable", plugins: []string{"NodeResourcesFit"},
+			during: func(q *PriorityQueue) { q.MoveAllToActiveOrBackoffQueue(nodeCondition, nil, nil, nil) }, want: "unschedulable"},
+		{name: "an event only another plugin registered leaves the pod unschedulable", plugins: []string{"NodeResourcesFit"},
+			during: func(q *PriorityQueue) { q.MoveAllToActiveOrBackoffQueue(nodeLabel, nil, nil, nil) }, want: "unschedulable"},
+		{name: "a registered event whose hint says QueueSkip leaves the pod unschedulable", plugins: []string{"Hinted"},
+			during: func(q *PriorityQueue) { q.MoveAllToActiveOrBackoffQueue(nodeLabel, nil, badNode, nil) }, want: "unschedulable"},
+		{name: "a registered event whose hint says Queue sends the pod to backoff", plugins: []string{"Hinted"},
+			during: func(q *PriorityQueue) { q.MoveAllToActiveOrBackoffQueue(nodeLabel, nil, okNode, nil) }, want: "backoff"},
+		{name: "with no event at all the pod waits in unschedulablePods", plugins: []string{"NodeResourcesFit"},
+			during: func(q *PriorityQueue) {}, want: "unschedulable"},
+		{name: "a pod that failed with an error backs off whatever happened", plugins: nil,
+			during: func(q *PriorityQueue) {}, want: "errorBackoff"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := newQueue(Options{})
+			pod := st.MakePod().Name("p").Obj()
+			q.Add(pod)
+			p, _ := q.TryPop()
+			tt.during(q)
+			p.UnschedulablePlugins = sets.New(tt.plugins...)
+			q.AddUnschedulableIfNotPresent(p, 0)
+			if got := where(q, pod); got != tt.want {
+				t.Errorf("the pod is in %s, want %s", got, tt.want)
+			}
+			if n := q.InFlightEvents(); n != 0 {
+				t.Errorf("%d events kept after the last pod in flight came back, want 0", n)
+			}
+		})
+	}
+}
+
+func TestAnEventBeforeThePopDoesNotCountForTheCycle(t *testing.T) {
 	q, _ := newQueue(Options{})
-	pod := st.MakePod().Name("p").Obj()
-	q.Add(pod)
-	p, _ := q.Pop(context.Background())
-	cycle := q.SchedulingCycle()
-	q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil) // the cluster changed while p was being scheduled
-	p.UnschedulablePlugins = sets.New("NodeResourcesFit")
-	q.AddUnschedulableIfNotPresent(p, cycle)
-	if got := where(q, pod); got != "backoff" {
-		t.Errorf("the pod is in %s, want backoff: the event it missed may have helped it", got)
+	a, b := st.MakePod().Name("a").Obj(), st.MakePod().Name("b").Obj()
+	q.Add(a)
+	q.Add(b)
+	pa, _ := q.TryPop()
+	q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil) // while only a is in flight
+	pb, _ := q.TryPop()
+	for _, p := range []*framework.QueuedPodInfo{pa, pb} {
+		p.UnschedulablePlugins = sets.New("NodeResourcesFit")
+	}
+	q.AddUnschedulableIfNotPresent(pb, 0)
+	q.AddUnschedulableIfNotPresent(pa, 0)
+	if got := where(q, a); got != "backoff" {
+		t.Errorf("a, in flight during the event, is in %s, want backoff", got)
+	}
+	if got := where(q, b); got != "unschedulable" {
+		t.Errorf("b, popped after the event, is in %s, want unschedulable", got)
+	}
+}
+
+func TestAnUpdateOfThePodInFlightIsAskedWhenItComesBack(t *testing.T) {
+	tests := []struct {
+		name   string
+		update func(p *v1.Pod)
+		want   string
+	}{
+		{name: "a toleration added while TaintToleration rejected it sends it to backoff",
+			update: func(p *v1.Pod) {
+				p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: "k", Operator: v1.TolerationOpExists})
+			}, want: "backoff"},
+		{name: "a status-only update (our own condition) leaves it unschedulable",
+			update: func(p *v1.Pod) {
+				p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
+			}, want: "unschedulable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := newQueue(Options{})
+			pod := st.MakePod().Name("p").Obj()
+			q.Add(pod)
+			p, _ := q.TryPop()
+			updated := pod.DeepCopy()
+			tt.update(updated)
+			q.Update(pod, updated)
+			p.UnschedulablePlugins = sets.New("TaintToleration")
+			q.AddUnschedulableIfNotPresent(p, 0)
+			if got := where(q, pod); got != tt.want {
+				t.Errorf("the pod is in %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestARecreatedPodIsNotTheOneInFlight(t *testing.T) {
+	q, _ := newQueue(Options{})
+	old := st.MakePod().Name("p").UID("old").Obj()
+	q.Add(old)
+	p, _ := q.TryPop()
+	q.Delete(old)
+	recreated := st.MakePod().Name("p").UID("new").Obj()
+	q.Add(recreated)
+	q.Done(p.Pod) // the old incarnation's cycle ends
+	got, ok := q.TryPop()
+	if !ok || got.Pod.UID != "new" {
+		t.Fatalf("TryPop = %v, %v; want the recreated pod", got, ok)
+	}
+	if where(q, recreated) != "inflight" {
+		t.Errorf("the recreated pod is not in flight after its pop")
 	}
 }
 
@@ -252,6 +469,27 @@ func TestPopOrdersByPriorityThenArrival(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("pop order = %v, want %v", got, want)
 		}
+	}
+}
+
+func TestPodsAddedAtTheSameInstantPopInArrivalOrder(t *testing.T) {
+	q, _ := newQueue(Options{}) // the clock never moves
+	var want []string
+	for i := 0; i < 20; i++ {
+		name := string(rune('a' + i))
+		q.Add(st.MakePod().Name(name).Obj())
+		want = append(want, name)
+	}
+	var got []string
+	for {
+		p, ok := q.TryPop()
+		if !ok {
+			break
+		}
+		got = append(got, p.Pod.Name)
+	}
+	if !equalStrings(got, want) {
+		t.Errorf("pop order = %v, want arrival order %v", got, want)
 	}
 }
 
@@ -318,7 +556,7 @@ func TestThePodsTheFlushMovesAreMarked(t *testing.T) {
 	}{
 		{name: "a pod moved by a registered event is not marked", move: func(q *PriorityQueue, clk *testingclock.FakeClock) {
 			clk.Step(time.Minute)
-			q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil)
+			q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil, nil)
 		}},
 		{name: "a pod moved by the five-minute flush is marked", wantFlush: true, move: func(q *PriorityQueue, clk *testingclock.FakeClock) {
 			clk.Step(DefaultPodMaxInUnschedulablePodsDuration)
@@ -342,21 +580,35 @@ func TestThePodsTheFlushMovesAreMarked(t *testing.T) {
 	}
 }
 
-func TestRefreshTakesTheNewStatusWithoutMovingThePod(t *testing.T) {
-	q, _ := newQueue(Options{})
-	pod := st.MakePod().Name("p").Obj()
-	q.Add(pod)
-	failOnce(t, q, "NodeResourcesFit")
-	nominated := pod.DeepCopy()
-	nominated.Status.NominatedNodeName = "n1"
-	q.Refresh(nominated)
-	if got := where(q, pod); got != "unschedulable" {
-		t.Fatalf("after Refresh the pod is in %s, want unschedulable (a status change is no reason to retry)", got)
+func TestUpdatesOfAnUnschedulablePodMoveItOnlyWhenTheyCanHelp(t *testing.T) {
+	tests := []struct {
+		name   string
+		update func(p *v1.Pod)
+		want   string
+	}{
+		{name: "a new status (a nominated node) is taken but the pod stays",
+			update: func(p *v1.Pod) { p.Status.NominatedNodeName = "n1" }, want: "unschedulable"},
+		{name: "an added toleration moves a pod TaintToleration rejected",
+			update: func(p *v1.Pod) { p.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}} }, want: "active"},
 	}
-	q.lock.Lock()
-	got := q.unschedulable[Key(pod)].Pod.Status.NominatedNodeName
-	q.lock.Unlock()
-	if got != "n1" {
-		t.Errorf("queued pod's nominated node = %q, want n1", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, clk := newQueue(Options{})
+			pod := st.MakePod().Name("p").Obj()
+			q.Add(pod)
+			failOnce(t, q, "TaintToleration")
+			clk.Step(time.Minute)
+			updated := pod.DeepCopy()
+			tt.update(updated)
+			q.Update(pod, updated)
+			if got := where(q, pod); got != tt.want {
+				t.Fatalf("after the update the pod is in %s, want %s", got, tt.want)
+			}
+			for _, p := range q.PendingPods() {
+				if p.Status.NominatedNodeName != updated.Status.NominatedNodeName || len(p.Spec.Tolerations) != len(updated.Spec.Tolerations) {
+					t.Errorf("the queued pod was not replaced by the update")
+				}
+			}
+		})
 	}
 }

@@ -2,25 +2,16 @@ package scheduler
 
 import (
 	"context"
-	"reflect"
-	"slices"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/internal/cluster"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 var _ cluster.EventHandler = &Scheduler{}
-
-// Events the handlers emit to the queue.
-var (
-	nodeAdd           = framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add, Label: "NodeAdd"}
-	assignedPodAdd    = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Add, Label: "AssignedPodAdd"}
-	assignedPodDelete = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete, Label: "AssignedPodDelete"}
-	assignedPodUpdate = framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.UpdatePodLabel | framework.UpdatePodScaleDown, Label: "AssignedPodUpdate"}
-)
 
 // preEnqueue runs the PreEnqueue plugins of the pod's profile.
 func (s *Scheduler) preEnqueue(ctx context.Context, pod *v1.Pod) *framework.Status {
@@ -46,52 +37,29 @@ func terminal(pod *v1.Pod) bool {
 // OnNodeAdd implements cluster.EventHandler.
 func (s *Scheduler) OnNodeAdd(node *v1.Node) {
 	s.Cache.AddNode(node)
-	s.Queue.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, node)
+	s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeAdd, nil, node, nil)
 }
 
-// OnNodeUpdate implements cluster.EventHandler; the event says what changed
-// so only pods a change can help are moved.
+// OnNodeUpdate implements cluster.EventHandler: one event per kind of
+// change that can help a pod (upstream's NodeSchedulingPropertiesChange);
+// a heartbeat or a cordon moves nobody.
 func (s *Scheduler) OnNodeUpdate(oldNode, newNode *v1.Node) {
 	s.Cache.UpdateNode(oldNode, newNode)
-	if ev, ok := nodeUpdateEvent(oldNode, newNode); ok {
-		s.Queue.MoveAllToActiveOrBackoffQueue(ev, oldNode, newNode)
+	for _, ev := range framework.NodeSchedulingPropertiesChange(newNode, oldNode) {
+		s.Queue.MoveAllToActiveOrBackoffQueue(ev, oldNode, newNode, nil)
 	}
-}
-
-func nodeUpdateEvent(o, n *v1.Node) (framework.ClusterEvent, bool) {
-	var a framework.ActionType
-	if !equality.Semantic.DeepEqual(o.Status.Allocatable, n.Status.Allocatable) {
-		a |= framework.UpdateNodeAllocatable
-	}
-	if !reflect.DeepEqual(o.Labels, n.Labels) {
-		a |= framework.UpdateNodeLabel
-	}
-	if !reflect.DeepEqual(o.Spec.Taints, n.Spec.Taints) || o.Spec.Unschedulable != n.Spec.Unschedulable {
-		a |= framework.UpdateNodeTaint
-	}
-	if !reflect.DeepEqual(o.Status.Conditions, n.Status.Conditions) {
-		a |= framework.UpdateNodeCondition
-	}
-	if !reflect.DeepEqual(o.Annotations, n.Annotations) {
-		a |= framework.UpdateNodeAnnotation
-	}
-	if !slices.Equal(o.Status.DeclaredFeatures, n.Status.DeclaredFeatures) {
-		a |= framework.UpdateNodeDeclaredFeature
-	}
-	if a == 0 {
-		return framework.ClusterEvent{}, false
-	}
-	return framework.ClusterEvent{Resource: framework.Node, ActionType: a, Label: "NodeUpdate"}, true
 }
 
 // OnClusterEvent implements cluster.EventHandler: pods whose rejecting
 // plugins registered the event (and whose hints agree) are retried.
 func (s *Scheduler) OnClusterEvent(event framework.ClusterEvent, oldObj, newObj interface{}) {
-	s.Queue.MoveAllToActiveOrBackoffQueue(event, oldObj, newObj)
+	s.Queue.MoveAllToActiveOrBackoffQueue(event, oldObj, newObj, nil)
 }
 
-// OnNodeDelete implements cluster.EventHandler.
+// OnNodeDelete implements cluster.EventHandler. A deleted node can lower
+// a topology spread skew: PodTopologySpread registers Node/Delete.
 func (s *Scheduler) OnNodeDelete(node *v1.Node) {
+	s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeDelete, node, nil, nil)
 	if err := s.Cache.RemoveNode(node); err != nil {
 		s.logger.Error(err, "Removing node from cache", "node", node.Name)
 	}
@@ -104,9 +72,9 @@ func (s *Scheduler) OnPodAdd(pod *v1.Pod) {
 	case terminal(pod):
 	case assigned(pod):
 		if err := s.Cache.AddPod(pod); err != nil {
-			s.logger.Error(err, "Adding pod to cache", "pod", pod.Namespace+"/"+pod.Name)
+			s.logger.Error(err, "Adding pod to cache", "pod", klog.KObj(pod))
 		}
-		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodAdd, nil, pod)
+		s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodAdd, nil, pod, nil)
 	case s.ResponsibleForPod(pod):
 		if pod.Status.NominatedNodeName != "" {
 			s.Queue.AddNominatedPod(framework.NewPodInfo(pod), "")
@@ -119,6 +87,7 @@ func (s *Scheduler) OnPodAdd(pod *v1.Pod) {
 func (s *Scheduler) OnPodUpdate(oldPod, newPod *v1.Pod) {
 	switch {
 	case assigned(oldPod) && (terminal(newPod) || !assigned(newPod)):
+		// A pod that finished leaves the cache as a deletion would.
 		s.OnPodDelete(oldPod)
 	case assigned(newPod) && !assigned(oldPod):
 		// Bound: it leaves the queue and joins the cache.
@@ -133,28 +102,70 @@ func (s *Scheduler) OnPodUpdate(oldPod, newPod *v1.Pod) {
 			return
 		}
 		if err := s.Cache.UpdatePod(oldPod, newPod); err != nil {
-			s.logger.Error(err, "Updating pod in cache", "pod", newPod.Namespace+"/"+newPod.Name)
+			s.logger.Error(err, "Updating pod in cache", "pod", klog.KObj(newPod))
 		}
-		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodUpdate, oldPod, newPod)
+		// What changed decides who wakes: a kubelet's status patch is a
+		// generic Update, which no default plugin registers.
+		for _, ev := range framework.PodSchedulingPropertiesChange(newPod, oldPod, false) {
+			s.Queue.MoveAllToActiveOrBackoffQueue(ev, oldPod, newPod, nil)
+		}
 	case s.ResponsibleForPod(newPod):
-		if !s.Cache.IsAssumedPod(newPod) {
-			s.Queue.UpdateNominatedPod(oldPod, framework.NewPodInfo(newPod))
+		s.updatePendingPod(oldPod, newPod)
+	}
+}
+
+// updatePendingPod is upstream's updatePodInSchedulingQueue.
+func (s *Scheduler) updatePendingPod(oldPod, newPod *v1.Pod) {
+	if oldPod.ResourceVersion != "" && oldPod.ResourceVersion == newPod.ResourceVersion {
+		return // a resync: the same object twice
+	}
+	if s.Cache.IsAssumedPod(newPod) {
+		if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
+			s.handleAssumedPodDeletion(newPod)
 		}
-		if s.Cache.IsAssumedPod(newPod) {
-			return
-		}
-		if !specChanged(oldPod, newPod) {
-			// Our own status writes come back as updates; they must not
-			// retry the pod, or a failure would loop. The queued copy takes
-			// the new status (its nominated node) where it waits.
-			s.Queue.Refresh(newPod)
-			return
-		}
-		s.Queue.Update(oldPod, newPod)
-		if len(oldPod.Spec.SchedulingGates) > 0 && len(newPod.Spec.SchedulingGates) == 0 {
-			s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated, Label: "PodSchedulingGatesEliminated"}, oldPod, newPod)
+		return
+	}
+	s.Queue.UpdateNominatedPod(oldPod, framework.NewPodInfo(newPod))
+	s.Queue.Update(oldPod, newPod)
+	if nnn := oldPod.Status.NominatedNodeName; nnn != "" && nnn != newPod.Status.NominatedNodeName {
+		// The room it held on its nominated node is free for pods of
+		// lower or equal priority.
+		s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, oldPod, nil, lowerOrEqualPriority(oldPod))
+	}
+}
+
+// lowerOrEqualPriority selects the pods a nomination of pod held back.
+func lowerOrEqualPriority(pod *v1.Pod) func(*v1.Pod) bool {
+	prio := corev1helpers.PodPriority(pod)
+	return func(p *v1.Pod) bool { return corev1helpers.PodPriority(p) <= prio }
+}
+
+// handleAssumedPodDeletion frees what a pod that is being deleted holds
+// while its binding is under way: a pod waiting at Permit is rejected
+// (its binding cycle cleans up); otherwise it is forgotten at once, and
+// its binding, which will fail, finds it gone.
+func (s *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
+	cached, ok := s.Cache.GetPod(pod)
+	if !ok {
+		return
+	}
+	if !s.rejectWaitingPod(cached, "deleted") {
+		if err := s.Cache.ForgetPod(cached); err != nil {
+			s.logger.Error(err, "Forgetting a deleted assumed pod", "pod", klog.KObj(cached))
 		}
 	}
+	s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, cached, nil, nil)
+}
+
+// rejectWaitingPod rejects the pod where it waits at Permit.
+func (s *Scheduler) rejectWaitingPod(pod *v1.Pod, msg string) bool {
+	for _, fwk := range s.Profiles {
+		if wp := fwk.GetWaitingPod(string(pod.UID)); wp != nil {
+			wp.Reject("", msg)
+			return true
+		}
+	}
+	return false
 }
 
 // OnPodDelete implements cluster.EventHandler.
@@ -162,28 +173,19 @@ func (s *Scheduler) OnPodDelete(pod *v1.Pod) {
 	if assigned(pod) {
 		if _, ok := s.Cache.GetPod(pod); ok {
 			if err := s.Cache.RemovePod(pod); err != nil {
-				s.logger.Error(err, "Removing pod from cache", "pod", pod.Namespace+"/"+pod.Name)
+				s.logger.Error(err, "Removing pod from cache", "pod", klog.KObj(pod))
 			}
 		}
-		s.Queue.MoveAllToActiveOrBackoffQueue(assignedPodDelete, pod, nil)
+		s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, pod, nil, nil)
 		return
 	}
 	s.Queue.Delete(pod)
-	for _, fwk := range s.Profiles {
-		if wp := fwk.GetWaitingPod(string(pod.UID)); wp != nil {
-			wp.Reject("", "removed")
-		}
+	if s.Cache.IsAssumedPod(pod) {
+		s.handleAssumedPodDeletion(pod)
+		return
 	}
-}
-
-// specChanged ignores what the scheduler itself writes (status) and what
-// every write changes (resourceVersion, generation, managedFields).
-func specChanged(o, n *v1.Pod) bool {
-	strip := func(p *v1.Pod) *v1.Pod {
-		c := p.DeepCopy()
-		c.ResourceVersion, c.Generation, c.ManagedFields = "", 0, nil
-		c.Status = v1.PodStatus{}
-		return c
+	s.rejectWaitingPod(pod, "removed")
+	if pod.Status.NominatedNodeName != "" {
+		s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, pod, nil, lowerOrEqualPriority(pod))
 	}
-	return !equality.Semantic.DeepEqual(strip(o), strip(n))
 }

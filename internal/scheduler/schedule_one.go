@@ -22,7 +22,7 @@ import (
 //	ScheduleOne: pop -> schedulingCycle -> assume -> go bindingCycle
 //	schedulingCycle: schedulePod (snapshot, PreFilter, Filter, PreScore,
 //	  Score, selectHost) -> PostFilter on failure -> Reserve -> Permit
-//	bindingCycle: WaitOnPermit -> PreBind -> Bind -> FinishBinding -> PostBind
+//	bindingCycle: WaitOnPermit -> PreBind -> Bind -> PostBind
 //
 // A failure anywhere after assume runs Unreserve, forgets the pod in the
 // cache and puts it back in the queue with backoff.
@@ -171,6 +171,12 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 	pod := pInfo.Pod
 	res, err := s.SchedulePod(ctx, fwk, state, pod)
 	if err != nil {
+		if errors.Is(err, ErrNoNodesAvailable) {
+			// Unschedulable, as upstream: no plugin to wake it, so it backs
+			// off and is retried; a node's arrival wakes it sooner.
+			none := ""
+			return nil, cycleResult{nominatingInfo: &none}, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error()).WithError(err)
+		}
 		var fitErr *framework.FitError
 		if !errors.As(err, &fitErr) {
 			return nil, cycleResult{}, framework.AsStatus(err)
@@ -217,52 +223,72 @@ func fitErrorStatus(f *framework.FitError) *framework.Status {
 	return framework.NewStatus(framework.Unschedulable, f.Error()).WithError(f)
 }
 
+// forget undoes the assumption of a pod whose scheduling cycle failed
+// after assume; nobody else saw its room taken, so nobody is moved.
 func (s *Scheduler) forget(ctx context.Context, assumed *v1.Pod) {
 	if err := s.Cache.ForgetPod(assumed); err != nil {
 		klog.FromContext(ctx).Error(err, "Forgetting assumed pod")
 	}
-	// Its resources are free again: pods waiting for room may fit now.
-	s.Queue.MoveAllToActiveOrBackoffQueue(framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete, Label: "AssignedPodDelete"}, assumed, nil)
 }
 
 // bindingCycle runs in its own goroutine; it returns the outcome.
 func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) (result *framework.Status) {
 	host := res.SuggestedHost
-	fail := func(st *framework.Status) *framework.Status {
-		fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
-		s.forget(ctx, assumed)
-		s.handleSchedulingFailure(ctx, fwk, pInfo, st, nil, cycle)
-		return st
-	}
+	bound := false
 	defer func() {
 		if r := recover(); r != nil {
-			result = fail(framework.AsStatus(fmt.Errorf("binding cycle panicked: %v", r)))
+			st := framework.AsStatus(fmt.Errorf("binding cycle panicked: %v", r))
+			if bound {
+				// Only PostBind is left after Bind: the pod is bound, and
+				// forgetting or requeueing it would bind it twice.
+				klog.FromContext(ctx).Error(st.AsError(), "PostBind failed")
+				return
+			}
+			result = s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
 		}
 	}()
 	if st := fwk.WaitOnPermit(ctx, assumed); !st.IsSuccess() {
-		return fail(st)
+		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
 	}
 	start := s.clock.Now()
 	st := fwk.RunPreBindPlugins(ctx, state, assumed, host)
 	s.observe(fwk, "PreBind", st, start)
 	if !st.IsSuccess() {
-		return fail(st)
+		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
 	}
 	start = s.clock.Now()
 	st = fwk.RunBindPlugins(ctx, state, assumed, host)
 	s.observe(fwk, "Bind", st, start)
 	if !st.IsSuccess() {
-		return fail(st)
+		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
 	}
-	if err := s.Cache.FinishBinding(assumed); err != nil {
-		klog.FromContext(ctx).Error(err, "Finishing binding")
-	}
+	bound = true
 	s.Queue.Done(assumed)
 	if rec := fwk.EventRecorder(); rec != nil {
 		rec.Eventf(pInfo.Pod, nil, v1.EventTypeNormal, "Scheduled", "Binding", "Successfully assigned %v/%v to %v", assumed.Namespace, assumed.Name, host)
 	}
 	fwk.RunPostBindPlugins(ctx, state, assumed, host)
 	return nil
+}
+
+// handleBindingCycleError undoes the reservation and the assumption, then
+// requeues the pod, as upstream's: the room the pod held is an
+// AssignedPod/Delete for the others. When the pod was rejected, that event
+// is sent after the pod is back in the queue and skips the pod itself, so
+// it does not send it to backoff by its own release; after an error it is
+// sent first.
+func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, assumed *v1.Pod, host string, pInfo *framework.QueuedPodInfo, st *framework.Status, cycle int64) *framework.Status {
+	fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
+	if err := s.Cache.ForgetPod(assumed); err != nil {
+		// Already forgotten: the pod was deleted while binding.
+		klog.FromContext(ctx).V(2).Info("Forgetting assumed pod", "err", err)
+	} else if st.IsRejected() {
+		defer s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, assumed, nil, func(p *v1.Pod) bool { return p.UID != assumed.UID })
+	} else {
+		s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, assumed, nil, nil)
+	}
+	s.handleSchedulingFailure(ctx, fwk, pInfo, st, nil, cycle)
+	return st
 }
 
 // SchedulePod runs the filters and scores for one pod on a fresh snapshot.
@@ -341,6 +367,10 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 		diagnosis.UnschedulablePlugins.Insert(pfr.Restrictors...)
 	}
 	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes)
+	// The rotating start moves past every node looked at, over all nodes
+	// (upstream's formula); the nominated-node probe alone does not move it.
+	processed := len(feasible) + diagnosis.NodeToStatus.Len()
+	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(all)
 	return feasible, diagnosis, err
 }
 
@@ -439,7 +469,6 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 		}
 		clear(statuses[base : base+window]) // the buffer outlives the cycle
 	}
-	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % numAll
 	return feasible, nil
 }
 
@@ -501,7 +530,10 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Fr
 		pInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
 	} else if st.IsRejected() {
 		reason = v1.PodReasonUnschedulable
-		pInfo.UnschedulablePlugins = sets.New(st.Plugin())
+		pInfo.UnschedulablePlugins = nil
+		if st.Plugin() != "" {
+			pInfo.UnschedulablePlugins = sets.New(st.Plugin())
+		}
 	} else {
 		pInfo.UnschedulablePlugins = nil
 	}
@@ -522,10 +554,24 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Fr
 	}
 	s.Queue.AddUnschedulableIfNotPresent(pInfo, cycle)
 	if rec := fwk.EventRecorder(); rec != nil {
-		rec.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%v", msg)
+		rec.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%v", truncateMessage(msg))
 	}
 	cond := &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg}
 	if err := s.world.UpdatePodStatus(ctx, pod, cond, nominatedNode); err != nil {
 		logger.Error(err, "Updating pod status")
 	}
+}
+
+// noteLengthLimit is the API's limit on an event's note (core validation's
+// NoteLengthLimit).
+const noteLengthLimit = 1024
+
+// truncateMessage shortens an event message to the API's limit, as
+// upstream's: the condition keeps the whole message.
+func truncateMessage(msg string) string {
+	if len(msg) <= noteLengthLimit {
+		return msg
+	}
+	const suffix = " ..."
+	return msg[:noteLengthLimit-len(suffix)] + suffix
 }

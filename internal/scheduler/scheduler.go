@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		rand:     rand.New(rand.NewSource(o.seed)),
 		logger:   logger,
 		Profiles: map[string]*runtime.Framework{},
-		Cache:    cache.New(logger, o.clock, cache.DefaultAssumedPodTTL),
+		Cache:    cache.New(logger),
 	}
 	if cfg.PercentageOfNodesToScore != nil {
 		s.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore
@@ -178,23 +178,11 @@ func argsByName(pcs []configv1.PluginConfig) map[string]k8sruntime.Object {
 	return out
 }
 
-// Run schedules until ctx ends: the queue's timers, the assumed-pod
-// expiry, and scheduleOne in a loop. In-flight binding cycles go on after
+// Run schedules until ctx ends: the queue's timers and scheduleOne in a
+// loop. In-flight binding cycles go on after
 // it returns (they do not inherit ctx's cancellation); WaitForBindings.
 func (s *Scheduler) Run(ctx context.Context) {
 	s.Queue.Run(ctx)
-	go func() {
-		t := s.clock.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C():
-				s.Cache.Cleanup()
-			}
-		}
-	}()
 	go func() {
 		<-ctx.Done()
 		s.Queue.Close()

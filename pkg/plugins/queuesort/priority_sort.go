@@ -30,5 +30,14 @@ func (*PrioritySort) Name() string { return Name }
 // Less implements framework.QueueSortPlugin.
 func (*PrioritySort) Less(a, b *framework.QueuedPodInfo) bool {
 	pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
-	return pa > pb || (pa == pb && a.Timestamp.Before(b.Timestamp))
+	if pa != pb {
+		return pa > pb
+	}
+	// Upstream orders by the time the pod entered the queue; exact ties
+	// (one instant of the simulator's clock) go by arrival order, as a
+	// real clock would order them.
+	if !a.Timestamp.Equal(b.Timestamp) {
+		return a.Timestamp.Before(b.Timestamp)
+	}
+	return a.Seq < b.Seq
 }

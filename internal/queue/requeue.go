@@ -1,0 +1,104 @@
+package queue
+
+import (
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// MoveAllToActiveOrBackoffQueue moves the unschedulable pods that a plugin
+// which rejected them registered interest in for this event, and whose
+// queueing hint says Queue; preCheck, when set, limits the pods looked at.
+// The event is also kept for the pods in flight (see in_flight.go).
+//
+// oldObj and newObj are the changed object before and after (nil for an
+// addition or a deletion): the plugins' queueing hints look at them.
+func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEvent, oldObj, newObj interface{}, preCheck func(*v1.Pod) bool) {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	if !q.isEventOfInterest(event) {
+		return
+	}
+	// Pods are visited in key order: hints run in the same order every
+	// time, and the simulator's runs stay byte-identical.
+	keys := make([]string, 0, len(q.unschedulable))
+	for k, p := range q.unschedulable {
+		if preCheck == nil || preCheck(p.Pod) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := q.unschedulable[k]
+		s := q.isPodWorthRequeuing(p, event, oldObj, newObj)
+		if s == queueSkip {
+			continue
+		}
+		delete(q.unschedulable, k)
+		q.requeue(p, s, event.String())
+		q.logger.V(5).Info("Pod moved", "pod", klog.KObj(p.Pod), "event", event.String())
+	}
+	q.recordEventIfAnyInFlight(event, oldObj, newObj)
+}
+
+// isEventOfInterest: some plugin registered the event (or it concerns
+// every pod). Others are not even kept for pods in flight.
+func (q *PriorityQueue) isEventOfInterest(event framework.ClusterEvent) bool {
+	if event.IsWildCard() {
+		return true
+	}
+	for _, e := range q.interesting {
+		if e.Match(event) {
+			return true
+		}
+	}
+	return false
+}
+
+// isPodWorthRequeuing asks the hints of the plugins that rejected the pod
+// (or left it Pending) and that registered the event. A Pending plugin's
+// Queue means activeQ at once; a rejecting plugin's means after backoff.
+// A pod no plugin rejected, and the flush, always go after backoff; a hint
+// that fails counts as Queue, so a pod is never stranded by an error.
+func (q *PriorityQueue) isPodWorthRequeuing(p *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) queueingStrategy {
+	if p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 || event.IsWildCard() {
+		return queueAfterBackoff
+	}
+	strategy := queueSkip
+	check := func(plugin string) queueingStrategy {
+		for _, e := range q.opts.EventInterest[plugin] {
+			if !e.Event.Match(event) {
+				continue
+			}
+			if e.QueueingHintFn != nil {
+				hint, err := e.QueueingHintFn(q.logger, p.Pod, oldObj, newObj)
+				if err == nil && hint == framework.QueueSkip {
+					continue
+				}
+			}
+			if p.PendingPlugins.Has(plugin) {
+				return queueImmediately
+			}
+			return queueAfterBackoff
+		}
+		return queueSkip
+	}
+	for plugin := range p.PendingPlugins {
+		if check(plugin) == queueImmediately {
+			return queueImmediately
+		}
+	}
+	for plugin := range p.UnschedulablePlugins {
+		if p.PendingPlugins.Has(plugin) {
+			continue
+		}
+		if check(plugin) != queueSkip {
+			strategy = queueAfterBackoff
+			break
+		}
+	}
+	return strategy
+}
