@@ -132,6 +132,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			EventRecorder: world.EventRecorder(rp.SchedulerName),
 			Parallelism:   int(*cfg.Parallelism),
 			Clock:         o.clock,
+			Rand:          s.rand,
 			Nominator:     nominator,
 			Listers:       o.listers,
 			World:         world,

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"math/rand"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -249,6 +250,9 @@ type Handle interface {
 	IterateOverWaitingPods(fn func(WaitingPod))
 	GetWaitingPod(uid string) WaitingPod
 	Parallelism() int
+	// Rand is the scheduler's seeded random source (the same seed gives
+	// the same choices). Use it only from the scheduling cycle.
+	Rand() *rand.Rand
 	// Listers reads cluster objects other than nodes and pods.
 	Listers() Listers
 	// NominatedPodsForNode lists the pods nominated to a node (preemptors

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -92,6 +93,8 @@ func (w *World) UpdatePodStatus(ctx context.Context, pod *v1.Pod, cond *v1.PodCo
 	status := map[string]interface{}{}
 	if cond != nil && conditionChanged(pod, cond) {
 		c := *cond
+		// PodObservedGenerationTracking is GA (locked on) in v1.37.
+		c.ObservedGeneration = pod.Generation
 		now := metav1.Now()
 		c.LastProbeTime = now
 		c.LastTransitionTime = now
@@ -150,11 +153,31 @@ func (w *World) UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.Persist
 	return err
 }
 
-// Evict implements cluster.Evictor by deleting the victim (with its UID as
-// a precondition, so a recreated pod of the same name is spared).
-func (w *World) Evict(ctx context.Context, victim, _ *v1.Pod) error {
+// Evict implements cluster.Evictor as kube-scheduler's preemption does:
+// the victim gets a DisruptionTarget condition (reason
+// PreemptionByScheduler) so Job podFailurePolicy rules and the "victim
+// still terminating" guard see it, then it is deleted with its UID as a
+// precondition (a recreated pod of the same name is spared). A victim
+// already gone counts as evicted.
+func (w *World) Evict(ctx context.Context, victim, preemptor *v1.Pod) error {
+	cond := &v1.PodCondition{
+		Type:    v1.DisruptionTarget,
+		Status:  v1.ConditionTrue,
+		Reason:  v1.PodReasonPreemptionByScheduler,
+		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", preemptor.Spec.SchedulerName),
+	}
+	if err := w.UpdatePodStatus(ctx, victim, cond, nil); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
 	uid := victim.UID
-	return w.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := w.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // ListCluster reads what explain needs from the API: all nodes, the

@@ -4,6 +4,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -39,6 +40,9 @@ type Options struct {
 	EventRecorder events.EventRecorder
 	Parallelism   int
 	Clock         clock.WithTickerAndDelayedExecution
+	// Rand is the seeded random source plugins draw from (a fixed seed
+	// when unset).
+	Rand *rand.Rand
 	// Nominator, if set, lets Filter account for pods nominated to a node.
 	Nominator interface {
 		HasNominatedPods() bool
@@ -168,6 +172,9 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.New(rand.NewSource(1))
 	}
 	if opts.Listers == nil {
 		l := framework.EmptyListers()
@@ -398,6 +405,9 @@ func (f *Framework) ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) err
 
 // Parallelism implements framework.Handle.
 func (f *Framework) Parallelism() int { return f.parallelizer.Parallelism() }
+
+// Rand implements framework.Handle.
+func (f *Framework) Rand() *rand.Rand { return f.opts.Rand }
 
 // Parallelizer returns the worker pool.
 func (f *Framework) Parallelizer() parallelize.Parallelizer { return f.parallelizer }

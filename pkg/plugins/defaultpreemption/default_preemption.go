@@ -151,9 +151,11 @@ func (pl *DefaultPreemption) numCandidates(n int) int {
 
 // findCandidates dry-runs preemption on the nodes whose filters said
 // Unschedulable (preemption cannot help UnschedulableAndUnresolvable),
-// in node order, until enough candidates are found. Upstream starts at a
-// random offset and runs in parallel; ours starts at the first node, so
-// the same input makes the same choice.
+// from a random offset (the scheduler's seeded source, as upstream's
+// GetOffsetAndNumCandidates) so preemption does not pile onto the first
+// nodes, until enough candidates are found. Upstream runs the dry runs in
+// parallel and takes them as they finish; ours goes in order from the
+// offset, so the same input and seed make the same choice.
 func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo, m framework.NodeToStatusReader) ([]candidate, *framework.NodeToStatus, error) {
 	statuses := framework.NewNodeToStatus()
 	var potential []*framework.NodeInfo
@@ -173,9 +175,14 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 		}
 	}
 	want := pl.numCandidates(len(potential))
+	offset := 0
+	if r := pl.handle.Rand(); r != nil {
+		offset = r.Intn(len(potential))
+	}
 	var nonViolating, violating []candidate
 	var errs []error
-	for _, ni := range potential {
+	for i := range potential {
+		ni := potential[(offset+i)%len(potential)]
 		victims, violations, st := pl.selectVictimsOnNode(ctx, state.Clone(), pod, ni.Snapshot(), pdbs)
 		if st.IsSuccess() && len(victims) > 0 {
 			c := candidate{node: ni.NodeName(), victims: victims, pdbViolations: violations}
@@ -389,12 +396,22 @@ func earliestStart(victims []*v1.Pod) time.Time {
 }
 
 // actuate evicts the victims (rejecting those still waiting at Permit),
-// each with a Preempted event, and clears the nominations of lower-priority pods on the node.
+// each with a Preempted event, and clears the nominations of lower-priority
+// pods on the node. A victim already being deleted gets no second call
+// (upstream's async preemption skips it too); the world marks each victim
+// with a DisruptionTarget condition before deleting it, and one already
+// gone counts as evicted.
 func (pl *DefaultPreemption) actuate(ctx context.Context, pod *v1.Pod, c candidate) *framework.Status {
 	logger := klog.FromContext(ctx)
 	for _, victim := range c.victims {
 		if wp := pl.handle.GetWaitingPod(string(victim.UID)); wp != nil {
 			wp.Reject(Name, "preempted")
+			if rec := pl.handle.EventRecorder(); rec != nil {
+				rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v (in kube-scheduler memory).", pod.UID, c.node)
+			}
+			continue
+		}
+		if victim.DeletionTimestamp != nil {
 			continue
 		}
 		if err := pl.handle.Evict(ctx, victim, pod); err != nil {

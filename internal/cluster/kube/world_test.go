@@ -1,0 +1,66 @@
+package kube
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	st "github.com/kubesched/kubesched/internal/testing"
+)
+
+func TestEvictMarksTheVictimThenDeletesIt(t *testing.T) {
+	preemptor := st.MakePod().Name("preemptor").SchedulerName("default-scheduler").Obj()
+	tests := []struct {
+		name string
+		// exists: the victim is still in the API.
+		exists bool
+		// wantActions are the verbs sent, in order.
+		wantActions []string
+	}{
+		{name: "a victim gets a DisruptionTarget condition, then is deleted", exists: true, wantActions: []string{"patch", "delete"}},
+		{name: "a victim already gone counts as evicted", exists: false, wantActions: []string{"patch"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			victim := st.MakePod().Name("victim").Namespace("default").Node("n1").Obj()
+			victim.Generation = 3
+			var objs []runtime.Object
+			if tt.exists {
+				objs = append(objs, victim.DeepCopy())
+			}
+			client := fake.NewSimpleClientset(objs...)
+			w := &World{client: client}
+			if err := w.Evict(context.Background(), victim, preemptor); err != nil {
+				t.Fatalf("Evict: %v", err)
+			}
+			var got []string
+			for _, a := range client.Actions() {
+				got = append(got, a.GetVerb())
+			}
+			if len(got) != len(tt.wantActions) {
+				t.Fatalf("actions = %v, want %v", got, tt.wantActions)
+			}
+			for i := range got {
+				if got[i] != tt.wantActions[i] {
+					t.Fatalf("actions = %v, want %v", got, tt.wantActions)
+				}
+			}
+			patch := client.Actions()[0].(k8stesting.PatchAction)
+			if patch.GetSubresource() != "status" {
+				t.Errorf("patched subresource %q, want status", patch.GetSubresource())
+			}
+			if !tt.exists {
+				return
+			}
+			for _, s := range []string{`"type":"DisruptionTarget"`, `"reason":"PreemptionByScheduler"`, `"message":"default-scheduler: preempting to accommodate a higher priority pod"`, `"observedGeneration":3`} {
+				if !strings.Contains(string(patch.GetPatch()), s) {
+					t.Errorf("patch %s lacks %s", patch.GetPatch(), s)
+				}
+			}
+		})
+	}
+}
