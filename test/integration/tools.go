@@ -1,10 +1,11 @@
 //go:build tools
 
 // Package integration pins the programs the harness builds: kube-apiserver
-// from k8s.io/kubernetes and etcd (cmd/etcd).
+// and kube-scheduler (the oracle) from k8s.io/kubernetes, and etcd (cmd/etcd).
 package integration
 
 import (
 	_ "github.com/kubesched/kubesched/cmd/kubesched"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )

@@ -17,6 +17,8 @@ import (
 // Binaries are the built programs.
 type Binaries struct {
 	Etcd, APIServer, Kubesched string
+	// KubeScheduler is upstream's, the oracle of the differential tests.
+	KubeScheduler string
 }
 
 var (
@@ -54,9 +56,10 @@ func Build() (Binaries, error) {
 			return
 		}
 		built = Binaries{
-			Etcd:      filepath.Join(dir, "etcd"),
-			APIServer: filepath.Join(dir, "kube-apiserver"),
-			Kubesched: filepath.Join(dir, "kubesched"),
+			Etcd:          filepath.Join(dir, "etcd"),
+			APIServer:     filepath.Join(dir, "kube-apiserver"),
+			Kubesched:     filepath.Join(dir, "kubesched"),
+			KubeScheduler: filepath.Join(dir, "kube-scheduler"),
 		}
 		for _, b := range []struct {
 			out, pkg string
@@ -64,6 +67,7 @@ func Build() (Binaries, error) {
 		}{
 			{built.Etcd, "./cmd/etcd", nil},
 			{built.APIServer, "k8s.io/kubernetes/cmd/kube-apiserver", nil},
+			{built.KubeScheduler, "k8s.io/kubernetes/cmd/kube-scheduler", nil},
 			// kubesched runs with the race detector: a race in the cluster
 			// mode fails the test that triggers it.
 			{built.Kubesched, "github.com/kubesched/kubesched/cmd/kubesched", []string{"-race"}},

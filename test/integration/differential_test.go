@@ -1,0 +1,465 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	fw "github.com/kubesched/kubesched/test/integration/framework"
+)
+
+// The differential scenarios: one script of API steps and observations,
+// run once against upstream's kube-scheduler v1.37.2 and once against
+// kubesched, each on a fresh control plane. Expected values are what the
+// oracle did; kubesched must agree exactly where upstream is deterministic
+// (placements, conditions, messages, events, victims' conditions) and
+// within the stated bounds where it is not (times to bind, attempts).
+
+// observation is what one run of a scenario saw.
+type observation struct {
+	// exact must be equal between the two runs.
+	exact map[string]string
+	// latency: ours may be at most max(2 x upstream's, upstream's + 1 s).
+	latency map[string]time.Duration
+	// atMost: ours may be at most upstream's (attempts that must not grow).
+	atMost map[string]float64
+}
+
+func newObservation() *observation {
+	return &observation{exact: map[string]string{}, latency: map[string]time.Duration{}, atMost: map[string]float64{}}
+}
+
+// scenario is a script: it sets the cluster up, then runs with the
+// scheduler started, and records what it saw.
+type scenario struct {
+	name string
+	// setup runs before the scheduler starts (nodes, bound pods).
+	setup func(t *testing.T, c kubernetes.Interface)
+	run   func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
+}
+
+func TestDifferentialAgainstKubeScheduler(t *testing.T) {
+	for _, sc := range differentialScenarios() {
+		sc := sc
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			want := runScenario(t, sc, fw.Upstream)
+			got := runScenario(t, sc, fw.Kubesched)
+			compareObservations(t, want, got)
+		})
+	}
+}
+
+func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation {
+	t.Helper()
+	o := newObservation()
+	t.Run(string(impl), func(t *testing.T) {
+		cp := fw.StartControlPlane(t)
+		if sc.setup != nil {
+			sc.setup(t, cp.Client)
+		}
+		s := fw.StartImplementation(t, cp, impl)
+		sc.run(t, cp.Client, s, o)
+		if t.Failed() {
+			t.Logf("%s log:\n%s", impl, s.Log())
+		}
+	})
+	return o
+}
+
+func compareObservations(t *testing.T, want, got *observation) {
+	t.Helper()
+	for _, k := range sortedKeys(want.exact) {
+		if got.exact[k] != want.exact[k] {
+			t.Errorf("%s: kubesched %q, kube-scheduler %q", k, got.exact[k], want.exact[k])
+		} else {
+			t.Logf("%s: %q (both)", k, want.exact[k])
+		}
+	}
+	for k := range got.exact {
+		if _, ok := want.exact[k]; !ok {
+			t.Errorf("%s: kubesched observed %q, kube-scheduler nothing", k, got.exact[k])
+		}
+	}
+	for _, k := range sortedKeys(want.latency) {
+		w, g := want.latency[k], got.latency[k]
+		bound := max(2*w, w+time.Second)
+		if g > bound {
+			t.Errorf("%s: kubesched %v, kube-scheduler %v (bound %v)", k, g, w, bound)
+		}
+		t.Logf("%s: kubesched %v, kube-scheduler %v", k, g.Round(time.Millisecond), w.Round(time.Millisecond))
+	}
+	for _, k := range sortedKeys(want.atMost) {
+		if got.atMost[k] > want.atMost[k] {
+			t.Errorf("%s: kubesched %v, kube-scheduler %v (at most)", k, got.atMost[k], want.atMost[k])
+		}
+		t.Logf("%s: kubesched %v, kube-scheduler %v", k, got.atMost[k], want.atMost[k])
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ---- the scenarios ----
+
+func differentialScenarios() []scenario {
+	return []scenario{
+		{
+			// Item 2: a pod blocked by zone spreading is woken by the
+			// deletion of the node that held the emptiest zone.
+			name: "a pod blocked by zone spreading binds when the third zone's node is deleted",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				for _, z := range []string{"a", "b", "c"} {
+					cpu := "4"
+					if z == "c" {
+						cpu = "1" // zone c exists but has no room
+					}
+					fw.CreateNode(t, c, "node-"+z, cpu, "8Gi", 110, map[string]string{v1.LabelTopologyZone: "zone-" + z})
+				}
+				createBound(t, c, withLabels(pod("web-a1", "500m"), "app", "web"), "node-a")
+				createBound(t, c, withLabels(pod("web-a2", "500m"), "app", "web"), "node-a")
+				createBound(t, c, withLabels(pod("web-b1", "500m"), "app", "web"), "node-b")
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				p := withLabels(pod("web-new", "2"), "app", "web")
+				p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone,
+					WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+				fw.CreatePod(t, c, p)
+				cond := waitCondition(t, c, "web-new")
+				o.exact["pending condition"] = cond
+				time.Sleep(3 * time.Second) // past the first backoff: the wake-up is the event's
+				deleted := time.Now()
+				if err := c.CoreV1().Nodes().Delete(context.Background(), "node-c", metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				node, at := waitBound(t, c, "web-new", 60*time.Second)
+				o.exact["node"] = node
+				o.latency["bind after the node deletion"] = at.Sub(deleted)
+			},
+		},
+		{
+			// A pod waiting for room binds right after a filler is force-deleted.
+			name: "a pod waiting for room binds when the filler is force-deleted",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				fw.CreateNode(t, c, "node-1", "2", "8Gi", 110, nil)
+				createBound(t, c, pod("filler", "2"), "node-1")
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreatePod(t, c, pod("waiting", "1"))
+				o.exact["pending condition"] = waitCondition(t, c, "waiting")
+				time.Sleep(3 * time.Second)
+				deleted := time.Now()
+				zero := int64(0)
+				if err := c.CoreV1().Pods("default").Delete(context.Background(), "filler", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+					t.Fatal(err)
+				}
+				node, at := waitBound(t, c, "waiting", 60*time.Second)
+				o.exact["node"] = node
+				o.latency["bind after the force delete"] = at.Sub(deleted)
+				o.atMost["attempts"] = attempts(t, s)
+			},
+		},
+		{
+			// Item 3: preemption with a terminating victim and a bystander.
+			name: "preemption marks one terminating victim, spares the bystander and binds when the victim goes",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				fw.CreateNode(t, c, "node-1", "1", "8Gi", 110, nil)
+				fw.CreateNode(t, c, "node-2", "1", "8Gi", 110, nil)
+				victim := withPriority(pod("victim", "1"), 1)
+				grace := int64(30)
+				victim.Spec.TerminationGracePeriodSeconds = &grace
+				createBound(t, c, victim, "node-1")
+				createBound(t, c, withPriority(pod("bystander", "1"), 5), "node-2")
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreatePod(t, c, withPriority(pod("preemptor", "1"), 10))
+				fw.Eventually(t, 30*time.Second, "the victim terminating", func() (bool, error) {
+					p, err := getPod(c, "default", "victim")
+					return err == nil && p.DeletionTimestamp != nil, err
+				})
+				fw.Eventually(t, 30*time.Second, "the preemptor nominated", func() (bool, error) {
+					p, err := getPod(c, "default", "preemptor")
+					return err == nil && p.Status.NominatedNodeName != "", err
+				})
+				// Let a few seconds of the victim's termination pass: the
+				// preemptor must not preempt again meanwhile.
+				time.Sleep(5 * time.Second)
+				v, err := getPod(c, "default", "victim")
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.exact["victim DisruptionTarget"] = conditionString(v, v1.DisruptionTarget, true)
+				p, _ := getPod(c, "default", "preemptor")
+				o.exact["preemptor nominated node"] = p.Status.NominatedNodeName
+				o.exact["preemptor condition"] = conditionString(p, v1.PodScheduled, false)
+				o.exact["Preempted events on the victim"] = eventSummary(t, c, "victim", "Preempted")
+				o.exact["Preempted events on the bystander"] = eventSummary(t, c, "bystander", "Preempted")
+				o.exact["preemption attempts"] = fmt.Sprint(fw.MetricSum(metrics(t, s), "scheduler_preemption_attempts_total"))
+				by, err := getPod(c, "default", "bystander")
+				o.exact["bystander terminating"] = fmt.Sprint(err == nil && by.DeletionTimestamp != nil)
+				deleted := time.Now()
+				zero := int64(0)
+				if err := c.CoreV1().Pods("default").Delete(context.Background(), "victim", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+					t.Fatal(err)
+				}
+				node, at := waitBound(t, c, "preemptor", 60*time.Second)
+				o.exact["preemptor node"] = node
+				o.latency["bind after the victim went"] = at.Sub(deleted)
+			},
+		},
+		{
+			// Item 4: kubelet-like status patches on a bound pod do not
+			// retry an unschedulable pod.
+			name: "status patches on a bound pod do not retry an unschedulable pod",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				fw.CreateNode(t, c, "node-1", "1", "8Gi", 110, nil)
+				createBound(t, c, pod("running", "100m"), "node-1")
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreatePod(t, c, pod("too-big", "2"))
+				o.exact["pending condition"] = waitCondition(t, c, "too-big")
+				end := time.Now().Add(25 * time.Second)
+				for i := 0; time.Now().Before(end); i++ {
+					p, err := getPod(c, "default", "running")
+					if err != nil {
+						t.Fatal(err)
+					}
+					ready := v1.ConditionTrue
+					if i%2 == 1 {
+						ready = v1.ConditionFalse
+					}
+					p.Status.Phase = v1.PodRunning
+					p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: ready, LastTransitionTime: metav1.Now()}}
+					if _, err := c.CoreV1().Pods("default").UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(time.Second)
+				}
+				o.atMost["attempts of the unschedulable pod"] = attempts(t, s)
+				p, _ := getPod(c, "default", "too-big")
+				o.exact["still pending"] = fmt.Sprint(p.Spec.NodeName == "")
+			},
+		},
+		{
+			// Item 7: the FitError message when preemption cannot help.
+			name: "a pod that fits no node whatever is evicted gets upstream's message",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				for i := 1; i <= 3; i++ {
+					fw.CreateNode(t, c, fmt.Sprintf("node-%d", i), "2", "8Gi", 110, nil)
+				}
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreatePod(t, c, pod("huge", "3"))
+				o.exact["condition"] = waitCondition(t, c, "huge")
+				o.exact["FailedScheduling events"] = eventSummary(t, c, "huge", "FailedScheduling")
+			},
+		},
+		{
+			// Item 7: no nodes at all, then one arrives.
+			name: "a pod in a cluster with no nodes is unschedulable, then binds when a node arrives",
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreatePod(t, c, pod("early", "100m"))
+				o.exact["condition"] = waitCondition(t, c, "early")
+				fw.CreateNode(t, c, "node-1", "2", "8Gi", 110, nil)
+				node, _ := waitBound(t, c, "early", 60*time.Second)
+				o.exact["node"] = node
+			},
+		},
+		{
+			// Item 6: equal pods are tried in creation order.
+			name: "equal pods waiting for a node are placed in creation order",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				n := fw.CreateNode(t, c, "node-1", "4", "8Gi", 110, nil)
+				n.Spec.Unschedulable = true
+				if _, err := c.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				var names []string
+				for i := 0; i < 6; i++ {
+					cpu := "1"
+					if i%2 == 1 {
+						cpu = "2"
+					}
+					name := fmt.Sprintf("p%d-%s", i, cpu)
+					fw.CreatePod(t, c, pod(name, cpu))
+					names = append(names, name)
+					time.Sleep(50 * time.Millisecond)
+				}
+				for _, n := range names {
+					waitCondition(t, c, n)
+				}
+				n, err := c.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n.Spec.Unschedulable = false
+				if _, err := c.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(8 * time.Second)
+				var bound []string
+				for _, name := range names {
+					if p, err := getPod(c, "default", name); err == nil && p.Spec.NodeName != "" {
+						bound = append(bound, name)
+					}
+				}
+				o.exact["bound"] = strings.Join(bound, ",")
+			},
+		},
+	}
+}
+
+// ---- helpers ----
+
+func pod(name, cpu string) *v1.Pod {
+	return fw.PodSpec("default", name, "default-scheduler", cpu, "")
+}
+
+func withLabels(p *v1.Pod, kv ...string) *v1.Pod {
+	if p.Labels == nil {
+		p.Labels = map[string]string{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.Labels[kv[i]] = kv[i+1]
+	}
+	return p
+}
+
+func withPriority(p *v1.Pod, prio int32) *v1.Pod {
+	p.Spec.Priority = &prio
+	return p
+}
+
+// createBound creates a pod already bound to node (as if another
+// scheduler had placed it).
+func createBound(t *testing.T, c kubernetes.Interface, p *v1.Pod, node string) {
+	t.Helper()
+	p.Spec.NodeName = node
+	fw.CreatePod(t, c, p)
+}
+
+// waitCondition waits for the pod's PodScheduled=False condition and
+// returns it as "Reason: message".
+func waitCondition(t *testing.T, c kubernetes.Interface, name string) string {
+	t.Helper()
+	var out string
+	fw.Eventually(t, 30*time.Second, name+"'s PodScheduled=False condition", func() (bool, error) {
+		p, err := getPod(c, "default", name)
+		if err != nil {
+			return false, err
+		}
+		cond := podScheduledCondition(p)
+		if cond == nil || cond.Status != v1.ConditionFalse {
+			return false, nil
+		}
+		out = conditionString(p, v1.PodScheduled, true)
+		return true, nil
+	})
+	return out
+}
+
+// conditionString renders a condition as "Status Reason: message
+// (observedGeneration N)"; withGeneration false leaves the generation out.
+func conditionString(p *v1.Pod, typ v1.PodConditionType, withGeneration bool) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ {
+			s := fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+			if withGeneration {
+				s += fmt.Sprintf(" (observedGeneration %d)", c.ObservedGeneration)
+			}
+			return s
+		}
+	}
+	return "none"
+}
+
+// waitBound polls (every 20 ms) until the pod is bound; it returns the
+// node and when the binding was seen.
+func waitBound(t *testing.T, c kubernetes.Interface, name string, timeout time.Duration) (string, time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		p, err := getPod(c, "default", name)
+		if err == nil && p.Spec.NodeName != "" {
+			return p.Spec.NodeName, time.Now()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s not bound within %v", name, timeout)
+	return "", time.Time{}
+}
+
+// eventSummary lists the events of a reason about a pod as "count x note",
+// sorted; a series counts its occurrences.
+func eventSummary(t *testing.T, c kubernetes.Interface, name, reason string) string {
+	t.Helper()
+	var out []string
+	// Events are written asynchronously: give the recorders a moment.
+	time.Sleep(time.Second)
+	evs, err := c.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("regarding.name", name).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		if e.Reason != reason {
+			continue
+		}
+		n := int32(1)
+		if e.Series != nil && e.Series.Count > n {
+			n = e.Series.Count
+		}
+		note := e.Note
+		// UIDs differ between the two control planes.
+		note = replaceUIDs(note)
+		out = append(out, fmt.Sprintf("%d x %s [%s, %s]", n, note, e.ReportingController, e.Action))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// replaceUIDs blanks the UID in "Preempted by pod <uid> on node ...".
+func replaceUIDs(s string) string {
+	const marker = "Preempted by pod "
+	i := strings.Index(s, marker)
+	if i < 0 {
+		return s
+	}
+	rest := s[i+len(marker):]
+	j := strings.Index(rest, " ")
+	if j < 0 {
+		return s
+	}
+	return s[:i+len(marker)] + "<uid>" + rest[j:]
+}
+
+func metrics(t *testing.T, s fw.Running) string {
+	t.Helper()
+	m, err := s.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// attempts is the number of scheduling attempts of every result.
+func attempts(t *testing.T, s fw.Running) float64 {
+	return fw.MetricSum(metrics(t, s), "scheduler_schedule_attempts_total")
+}
+
