@@ -10,6 +10,8 @@ import (
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // Upstream defaults (kube-scheduler v1.37).
@@ -18,7 +20,7 @@ const (
 	DefaultParallelism        int32 = 16
 	DefaultPodInitialBackoff  int64 = 1
 	DefaultPodMaxBackoff      int64 = 10
-	DefaultHardPodAffinityWgt int32 = 1
+	DefaultHardPodAffinityWgt int32 = helper.DefaultHardPodAffinityWeight
 )
 
 // DefaultMultiPoint is upstream v1.37's default profile, in its order,
@@ -230,65 +232,6 @@ func setDefaultsPluginConfig(prof *configv1.KubeSchedulerProfile) {
 	}
 }
 
-// SetDefaultsArgs applies upstream's defaults to a plugin args object.
-func SetDefaultsArgs(obj runtime.Object) {
-	switch a := obj.(type) {
-	case *configv1.NodeResourcesFitArgs:
-		SetDefaultsNodeResourcesFitArgs(a)
-	case *configv1.NodeResourcesBalancedAllocationArgs:
-		if len(a.Resources) == 0 {
-			a.Resources = defaultResources()
-		}
-		for i := range a.Resources {
-			if a.Resources[i].Weight == 0 {
-				a.Resources[i].Weight = 1
-			}
-		}
-	case *configv1.InterPodAffinityArgs:
-		if a.HardPodAffinityWeight == nil {
-			a.HardPodAffinityWeight = ptr.To(DefaultHardPodAffinityWgt)
-		}
-	case *configv1.PodTopologySpreadArgs:
-		if a.DefaultingType == "" {
-			a.DefaultingType = configv1.SystemDefaulting
-		}
-	case *configv1.DefaultPreemptionArgs:
-		if a.MinCandidateNodesPercentage == nil {
-			a.MinCandidateNodesPercentage = ptr.To[int32](10)
-		}
-		if a.MinCandidateNodesAbsolute == nil {
-			a.MinCandidateNodesAbsolute = ptr.To[int32](100)
-		}
-	case *configv1.VolumeBindingArgs:
-		if a.BindTimeoutSeconds == nil {
-			a.BindTimeoutSeconds = ptr.To[int64](600)
-		}
-	case *configv1.DynamicResourcesArgs:
-		if a.FilterTimeout == nil {
-			a.FilterTimeout = &metav1.Duration{Duration: configv1.DynamicResourcesFilterTimeoutDefault}
-		}
-	}
-}
-
-func defaultResources() []configv1.ResourceSpec {
-	return []configv1.ResourceSpec{{Name: string(v1.ResourceCPU), Weight: 1}, {Name: string(v1.ResourceMemory), Weight: 1}}
-}
-
-// SetDefaultsNodeResourcesFitArgs: LeastAllocated on cpu and memory,
-// weight 1 each; a RequestedToCapacityRatio without resources gets them too.
-func SetDefaultsNodeResourcesFitArgs(a *configv1.NodeResourcesFitArgs) {
-	if a.ScoringStrategy == nil {
-		a.ScoringStrategy = &configv1.ScoringStrategy{Type: configv1.LeastAllocated}
-	}
-	if a.ScoringStrategy.Type == "" {
-		a.ScoringStrategy.Type = configv1.LeastAllocated
-	}
-	if len(a.ScoringStrategy.Resources) == 0 {
-		a.ScoringStrategy.Resources = defaultResources()
-	}
-	for i := range a.ScoringStrategy.Resources {
-		if a.ScoringStrategy.Resources[i].Weight == 0 {
-			a.ScoringStrategy.Resources[i].Weight = 1
-		}
-	}
-}
+// SetDefaultsArgs applies upstream's defaults to a plugin args object
+// (defined beside the plugins, which default their own args too).
+func SetDefaultsArgs(obj runtime.Object) { helper.SetDefaultsArgs(obj) }

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+
+	pluginmetrics "github.com/kubesched/kubesched/pkg/framework/metrics"
 )
 
 const subsystem = "scheduler"
@@ -98,22 +100,10 @@ var (
 		StabilityLevel: metrics.BETA,
 	}, []string{"attempts"})
 
-	// PreemptionAttempts counts preemption attempts.
-	PreemptionAttempts = metrics.NewCounter(&metrics.CounterOpts{
-		Subsystem:      subsystem,
-		Name:           "preemption_attempts_total",
-		Help:           "Total preemption attempts in the cluster till now",
-		StabilityLevel: metrics.STABLE,
-	})
-
-	// PreemptionVictims is the number of victims of each preemption.
-	PreemptionVictims = metrics.NewHistogram(&metrics.HistogramOpts{
-		Subsystem:      subsystem,
-		Name:           "preemption_victims",
-		Help:           "Number of selected preemption victims",
-		Buckets:        metrics.ExponentialBuckets(1, 2, 7),
-		StabilityLevel: metrics.STABLE,
-	})
+	// PreemptionAttempts and PreemptionVictims are recorded by the
+	// preemption plugin; they live in the public plugin API.
+	PreemptionAttempts = pluginmetrics.PreemptionAttempts
+	PreemptionVictims  = pluginmetrics.PreemptionVictims
 
 	// PodsScheduledAfterFlush counts pods that were scheduled after the
 	// unschedulable flush, not a cluster event, brought them back: each

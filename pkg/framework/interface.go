@@ -285,5 +285,8 @@ type VolumeWriter interface {
 // PluginFactory builds a plugin from its (decoded, defaulted) args.
 type PluginFactory func(ctx context.Context, args runtime.Object, h Handle) (Plugin, error)
 
+// Registry maps plugin names to their factories.
+type Registry map[string]PluginFactory
+
 // Logger returns the logger of ctx.
 func Logger(ctx context.Context) klog.Logger { return klog.FromContext(ctx) }

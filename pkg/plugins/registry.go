@@ -2,7 +2,7 @@
 package plugins
 
 import (
-	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins/defaultbinder"
 	"github.com/kubesched/kubesched/pkg/plugins/defaultpreemption"
 	"github.com/kubesched/kubesched/pkg/plugins/dynamicresources"
@@ -25,8 +25,8 @@ import (
 )
 
 // NewInTreeRegistry returns every in-tree plugin by its upstream name.
-func NewInTreeRegistry() runtime.Registry {
-	return runtime.Registry{
+func NewInTreeRegistry() framework.Registry {
+	return framework.Registry{
 		schedulinggates.Name:                 schedulinggates.New,
 		queuesort.Name:                       queuesort.New,
 		nodename.Name:                        nodename.New,

@@ -22,7 +22,7 @@ import (
 )
 
 // Registry maps plugin names to their factories.
-type Registry map[string]framework.PluginFactory
+type Registry = framework.Registry
 
 // Profile is a resolved scheduling profile: its plugin sets are already
 // merged with the defaults, and its args are decoded and defaulted.

@@ -22,8 +22,8 @@ import (
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/framework/metrics"
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 

@@ -5,8 +5,6 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/kubesched/kubesched/internal/config"
 )
 
 // Args returns a plugin's arguments as *T: a deep copy of obj, or a new T
@@ -26,6 +24,6 @@ func Args[T any, PT interface {
 			out = a.DeepCopyObject().(PT)
 		}
 	}
-	config.SetDefaultsArgs(out)
+	SetDefaultsArgs(out)
 	return out, nil
 }
