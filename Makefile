@@ -5,7 +5,7 @@ PKGS := ./...
 # Where the integration tests keep etcd, kube-apiserver and kubesched builds.
 INTEGRATION_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubesched-integration
 
-.PHONY: all build test test-unit test-integration integration-binaries vet fmt-check bench conformance example clean
+.PHONY: all build test test-unit fuzz test-integration integration-binaries vet fmt-check bench conformance example clean
 
 all: build
 
@@ -13,8 +13,9 @@ build:
 	$(GO) build -o bin/kubesched ./cmd/kubesched
 
 ## test: everything CI runs: vet, formatting, unit tests with the race
-## detector, and the integration tests on a real kube-apiserver and etcd.
-test: vet fmt-check test-unit test-integration
+## detector, a few seconds of each fuzz target, and the integration tests
+## on a real kube-apiserver and etcd.
+test: vet fmt-check test-unit fuzz test-integration
 
 ## test-unit: the unit tests alone.
 test-unit:
@@ -32,6 +33,14 @@ integration-binaries:
 ## test-integration: kubesched (built with -race) against a real control plane.
 test-integration: integration-binaries
 	cd test/integration && $(GO) vet ./... && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) $(GO) test -count=1 -timeout 30m ./...
+
+## fuzz: each fuzz target for FUZZTIME (seed corpus in testdata/fuzz);
+## longer runs: make fuzz FUZZTIME=10m.
+FUZZTIME ?= 4s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadFile$$' -fuzztime $(FUZZTIME) ./internal/config
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/simulator
+	$(GO) test -run '^$$' -fuzz '^FuzzHostileQuantities$$' -fuzztime $(FUZZTIME) ./internal/simulator
 
 vet:
 	$(GO) vet $(PKGS)

@@ -302,8 +302,15 @@ func checkQuantities(v interface{}, path string) (string, string) {
 				sort.Strings(names)
 				for _, n := range names {
 					s := fmt.Sprint(rl[n])
-					if _, err := resource.ParseQuantity(s); err != nil {
+					q, err := resource.ParseQuantity(s)
+					if err != nil {
 						return p + "." + n, fmt.Sprintf("Invalid value: %q: %v", s, err)
+					}
+					// The API server refuses negative quantities
+					// (ValidateResourceQuantityValue); taken as they are, a
+					// negative request would make room on a node.
+					if q.Sign() < 0 {
+						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be greater than or equal to 0", s)
 					}
 				}
 				continue

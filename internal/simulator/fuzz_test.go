@@ -1,0 +1,150 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins"
+)
+
+// checkRejection: a rejection of manifest input is a LoadError naming the
+// file and the document, or (for a path) an error naming the path.
+func checkRejection(t *testing.T, path string, err error) {
+	t.Helper()
+	var le *LoadError
+	if errors.As(err, &le) {
+		if le.File != path || le.Document < 1 {
+			t.Fatalf("rejection names file %q document %d, want %q and a document: %v", le.File, le.Document, path, err)
+		}
+		return
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Fatalf("rejection does not name the file: %v", err)
+	}
+}
+
+// simulateSmall runs a loaded cluster if it is small enough for a fuzz
+// iteration, and checks the invariants (no node overcommitted by us).
+func simulateSmall(t *testing.T, c *Cluster) {
+	t.Helper()
+	if len(c.Nodes) > 8 || len(c.Pods) > 16 {
+		return
+	}
+	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	if err != nil {
+		return // a cluster the world refuses, with an error, is fine
+	}
+	w.Run(context.Background())
+	if errs := w.CheckInvariants(); len(errs) > 0 {
+		t.Fatalf("invariants: %v", errs)
+	}
+	_ = w.Report()
+	// An oracle independent of the scheduler's own accounting: what the
+	// bound pods request, each counted as at least zero, fits the node.
+	used := map[string]*framework.Resource{}
+	for _, p := range w.Store.Pods() {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		if used[p.Spec.NodeName] == nil {
+			used[p.Spec.NodeName] = &framework.Resource{}
+		}
+		r := framework.NewPodInfo(p).Requests
+		u := used[p.Spec.NodeName]
+		u.MilliCPU += max(r.MilliCPU, 0)
+		u.Memory += max(r.Memory, 0)
+	}
+	for _, n := range w.Store.Nodes() {
+		u := used[n.Name]
+		if u == nil {
+			continue
+		}
+		alloc := framework.NewResource(n.Status.Allocatable)
+		if u.MilliCPU > alloc.MilliCPU || u.Memory > alloc.Memory {
+			t.Fatalf("node %s overcommitted: requested %dm cpu %d bytes, allocatable %dm %d", n.Name, u.MilliCPU, u.Memory, alloc.MilliCPU, alloc.Memory)
+		}
+	}
+}
+
+// FuzzLoad: whatever a manifest file holds (YAML, JSON, several
+// documents, a v1 List), loading it never panics, a rejection names the
+// file and the document, and what loads simulates without breaking the
+// invariants.
+func FuzzLoad(f *testing.F) {
+	for _, s := range []string{"../../examples/cluster.yaml", "../../examples/preemption.yaml"} {
+		if b, err := os.ReadFile(s); err == nil && len(b) < 64<<10 {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"1","pods":"10"}}},{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"500m"}}}]}}]}`))
+	f.Add([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 2, memory: 1Gi, pods: 5}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: 1}}}]\n"))
+	f.Add([]byte("kind: Pod\n"))
+	f.Add([]byte("---\n---\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "m.yaml")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load([]string{path})
+		if err != nil {
+			checkRejection(t, path, err)
+			return
+		}
+		simulateSmall(t, c)
+	})
+}
+
+// FuzzHostileQuantities: a node and two pods whose quantities are
+// whatever the fuzzer makes (huge, negative, fractional, exponents,
+// garbage). Each is either rejected naming the file, document and the
+// field, or simulated without a panic and without overcommitting the node.
+func FuzzHostileQuantities(f *testing.F) {
+	f.Add("4", "8Gi", "10", "1", "1Gi", "2", "500m", "1")
+	f.Add("1e3", "1Ei", "110", "9223372036854775807", "0.5", "1m", "-1", "1")
+	f.Add("0", "0", "0", "1n", "1Ki", "1e-3", "+1", "0")
+	f.Add("100000000000000000000", "1E", "1", "0.0001m", "1.5Gi", "2e2", "1e308", "1E")
+	// Found by this target: a negative request made room on the node.
+	f.Add("1", "1Gi", "10", "-1", "1Gi", "0", "0", "2")
+	f.Fuzz(func(t *testing.T, nodeCPU, nodeMem, nodePods, podCPU, podMem, initCPU, gpu, otherCPU string) {
+		manifest := fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: %q, memory: %q, pods: %q, example.com/gpu: %q}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: %q, memory: %q, example.com/gpu: %q}, limits: {example.com/gpu: %q}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b}
+spec:
+  overhead: {cpu: %q}
+  initContainers: [{name: i, resources: {requests: {cpu: %q}}}]
+  containers: [{name: c, resources: {requests: {cpu: %q}}}]
+`, nodeCPU, nodeMem, nodePods, gpu, podCPU, podMem, gpu, gpu, initCPU, initCPU, otherCPU)
+		path := filepath.Join(t.TempDir(), "hostile.yaml")
+		if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load([]string{path})
+		if err != nil {
+			checkRejection(t, path, err)
+			var le *LoadError
+			if errors.As(err, &le) && le.Field == "" && strings.Contains(le.Msg, "quantit") {
+				t.Fatalf("a bad quantity is rejected without naming its field: %v", err)
+			}
+			return
+		}
+		simulateSmall(t, c)
+	})
+}
