@@ -208,14 +208,31 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 	if st := fwk.RunReservePluginsReserve(ctx, state, assumed, res.SuggestedHost); !st.IsSuccess() {
 		fwk.RunReservePluginsUnreserve(ctx, state, assumed, res.SuggestedHost)
 		s.forget(ctx, assumed)
-		return nil, cycleResult{}, st
+		return nil, cycleResult{}, rejectionOnNode(pod, res.SuggestedHost, st)
 	}
 	if st := fwk.RunPermitPlugins(ctx, state, assumed, res.SuggestedHost); !st.IsWait() && !st.IsSuccess() {
 		fwk.RunReservePluginsUnreserve(ctx, state, assumed, res.SuggestedHost)
 		s.forget(ctx, assumed)
-		return nil, cycleResult{}, st
+		return nil, cycleResult{}, rejectionOnNode(pod, res.SuggestedHost, st)
 	}
 	return assumed, cycleResult{ScheduleResult: res}, nil
+}
+
+// rejectionOnNode is a Reserve, Permit or WaitOnPermit rejection as
+// upstream reports it: a FitError over the one chosen node ("0/1 nodes
+// are available: <reason>."), whose plugin is the one to wake the pod.
+// Errors stay errors.
+func rejectionOnNode(pod *v1.Pod, node string, st *framework.Status) *framework.Status {
+	if !st.IsRejected() {
+		return st
+	}
+	d := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
+	d.NodeToStatus.Set(node, st)
+	if st.Plugin() != "" {
+		d.UnschedulablePlugins.Insert(st.Plugin())
+	}
+	fe := &framework.FitError{Pod: pod, NumAllNodes: 1, Diagnosis: d}
+	return framework.NewStatus(st.Code(), fe.Error()).WithError(fe)
 }
 
 // fitErrorStatus wraps a FitError as an Unschedulable status that keeps it.
@@ -248,7 +265,7 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 		}
 	}()
 	if st := fwk.WaitOnPermit(ctx, assumed); !st.IsSuccess() {
-		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
+		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, rejectionOnNode(pInfo.Pod, host, st), cycle)
 	}
 	start := s.clock.Now()
 	st := fwk.RunPreBindPlugins(ctx, state, assumed, host)
@@ -529,13 +546,13 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Fr
 		pInfo.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
 		pInfo.PendingPlugins = fitErr.Diagnosis.PendingPlugins
 	} else if st.IsRejected() {
+		// A rejection that is not a FitError (PreBind, Bind, no nodes)
+		// names no plugin to wake the pod, as upstream: it backs off as
+		// after an error.
 		reason = v1.PodReasonUnschedulable
-		pInfo.UnschedulablePlugins = nil
-		if st.Plugin() != "" {
-			pInfo.UnschedulablePlugins = sets.New(st.Plugin())
-		}
+		pInfo.UnschedulablePlugins, pInfo.PendingPlugins = nil, nil
 	} else {
-		pInfo.UnschedulablePlugins = nil
+		pInfo.UnschedulablePlugins, pInfo.PendingPlugins = nil, nil
 	}
 	msg := st.Message()
 	if err := st.AsError(); err != nil {

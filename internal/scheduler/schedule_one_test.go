@@ -404,3 +404,62 @@ func TestANominatedPodGoesToItsNominatedNodeWhenItFitsThere(t *testing.T) {
 		})
 	}
 }
+
+// rejecting rejects every pod at one extension point, with "no room here".
+type rejecting struct{ at string }
+
+func (rejecting) Name() string { return "Rejecting" }
+func (r rejecting) status(point string) *framework.Status {
+	if r.at == point {
+		return framework.NewStatus(framework.Unschedulable, "no room here")
+	}
+	return nil
+}
+func (r rejecting) Reserve(context.Context, *framework.CycleState, *v1.Pod, string) *framework.Status {
+	return r.status("Reserve")
+}
+func (rejecting) Unreserve(context.Context, *framework.CycleState, *v1.Pod, string) {}
+func (r rejecting) Permit(context.Context, *framework.CycleState, *v1.Pod, string) (*framework.Status, time.Duration) {
+	return r.status("Permit"), 0
+}
+func (r rejecting) PreBind(context.Context, *framework.CycleState, *v1.Pod, string) *framework.Status {
+	return r.status("PreBind")
+}
+
+func TestRejectionsAfterFilterAreReportedAsUpstream(t *testing.T) {
+	tests := []struct {
+		at          string
+		wantMessage string
+		// wantWaiting: the pod waits in unschedulablePods for an event of
+		// the rejecting plugin; otherwise it backs off as after an error.
+		wantWaiting bool
+	}{
+		{at: "Reserve", wantMessage: "0/1 nodes are available: 1 no room here.", wantWaiting: true},
+		{at: "Permit", wantMessage: "0/1 nodes are available: 1 no room here.", wantWaiting: true},
+		{at: "PreBind", wantMessage: "no room here", wantWaiting: false},
+	}
+	for _, tt := range tests {
+		t.Run("a rejection at "+tt.at+" reads "+tt.wantMessage, func(t *testing.T) {
+			registry := plugins.NewInTreeRegistry()
+			registry["Rejecting"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+				return rejecting{at: tt.at}, nil
+			}
+			cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: &configv1.Plugins{
+				MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "Rejecting"}}}}}}}
+			e := newEnv(t, registry, cfg)
+			e.add(t, st.MakeNode().Name("n1").Capacity(rl{v1.ResourceCPU: "4"}).Obj(), st.MakePod().Name("p").Obj())
+			e.drain()
+			c := condition(e.pod(t, "p"))
+			if c == nil || c.Reason != v1.PodReasonUnschedulable || c.Message != tt.wantMessage {
+				t.Fatalf("condition = %+v, want Unschedulable %q", c, tt.wantMessage)
+			}
+			_, backoff, unschedulable := e.sched.Queue.Counts()
+			if got := unschedulable == 1; got != tt.wantWaiting || backoff+unschedulable != 1 {
+				t.Errorf("backoff %d, unschedulable %d; want waiting for an event = %v", backoff, unschedulable, tt.wantWaiting)
+			}
+			if ni := e.sched.Cache.Dump()["n1"]; ni.Requested.MilliCPU != 0 || len(ni.Pods) != 0 {
+				t.Errorf("the rejected pod is still counted on n1")
+			}
+		})
+	}
+}
