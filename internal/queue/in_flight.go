@@ -95,3 +95,14 @@ func (q *PriorityQueue) InFlightEvents() int {
 	defer q.lock.Unlock()
 	return q.inFlightEvents.Len() - len(q.inFlightPods)
 }
+
+// InFlightPods lists the pods popped and not yet reported back.
+func (q *PriorityQueue) InFlightPods() []*v1.Pod {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	out := make([]*v1.Pod, 0, len(q.inFlightPods))
+	for _, e := range q.inFlightPods {
+		out = append(out, e.Value.(*v1.Pod))
+	}
+	return out
+}

@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,6 +113,18 @@ func TestPodsAreBoundAndAnUnschedulablePodWaitsForANode(t *testing.T) {
 	if s.Exited() {
 		t.Error("kubesched exited")
 	}
+
+	// The cache debugger: the cache and queue agree with a fresh LIST, at
+	// /debug/cache and in the log on SIGUSR2.
+	code, report, err := s.Get("/debug/cache")
+	if err != nil || code != 200 || !strings.Contains(report, "differences from the API: 0") || !strings.Contains(report, "node large:") {
+		t.Errorf("/debug/cache = %d, %v:\n%s", code, err, report)
+	}
+	s.Signal(syscall.SIGUSR2)
+	fw.Eventually(t, 10*time.Second, "the cache comparison in the log", func() (bool, error) {
+		b, err := os.ReadFile(s.LogPath)
+		return strings.Contains(string(b), "Cache comparison: no differences from the API"), err
+	})
 }
 
 func TestReadyzAndMetrics(t *testing.T) {

@@ -58,6 +58,8 @@ func restConfig(cc componentbaseconfigv1alpha1.ClientConnectionConfiguration) (*
 type health struct {
 	synced   atomic.Bool
 	watchdog *leaderelection.HealthzAdaptor
+	// debug serves /debug/cache (behind authorization on the secure port).
+	debug http.Handler
 }
 
 func (h *health) mux() *http.ServeMux {
@@ -81,6 +83,9 @@ func (h *health) mux() *http.ServeMux {
 		fmt.Fprint(w, "ok")
 	})
 	m.Handle("/metrics", legacyregistry.Handler())
+	if h.debug != nil {
+		m.Handle("/debug/cache", h.debug)
+	}
 	return m
 }
 
@@ -137,7 +142,7 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	if err := informers.AddHandlers(sched, world); err != nil {
 		return err
 	}
-	h := &health{}
+	h := &health{debug: cacheDebugHandler(sched, client)}
 	leaderElect := cfg.LeaderElection.LeaderElect != nil && *cfg.LeaderElection.LeaderElect
 	if leaderElect {
 		h.watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
@@ -157,6 +162,7 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	}
 	h.synced.Store(true)
 	logger.Info("Informer caches are synced")
+	go compareOnSignal(ctx, sched, client)
 
 	// run schedules until runCtx ends, then waits (bounded) for the
 	// in-flight binding cycles.

@@ -67,7 +67,11 @@ func StartSchedulerArgs(t testing.TB, cp *ControlPlane, extraArgs ...string) *Sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"--secure-port", "0", "--http-address", s.HTTPAddr, "-v", "2"}, extraArgs...)
+	verbosity := "2"
+	if v := os.Getenv("KUBESCHED_TEST_VERBOSITY"); v != "" {
+		verbosity = v
+	}
+	args := append([]string{"--secure-port", "0", "--http-address", s.HTTPAddr, "-v", verbosity}, extraArgs...)
 	s.cmd = exec.Command(cp.bins.Kubesched, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
@@ -80,6 +84,11 @@ func StartSchedulerArgs(t testing.TB, cp *ControlPlane, extraArgs ...string) *Sc
 	}()
 	t.Cleanup(func() {
 		s.Kill()
+		if dir := os.Getenv("KUBESCHED_KEEP_LOGS"); dir != "" {
+			if b, err := os.ReadFile(s.LogPath); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".log"), b, 0o644)
+			}
+		}
 		if b, err := os.ReadFile(s.LogPath); err == nil && strings.Contains(string(b), "WARNING: DATA RACE") {
 			t.Errorf("kubesched reported a data race; log %s", s.LogPath)
 		}
@@ -112,6 +121,9 @@ func (s *Scheduler) Terminate(timeout time.Duration) (int, error) {
 		return -1, fmt.Errorf("kubesched did not exit within %s of SIGTERM", timeout)
 	}
 }
+
+// Signal sends a signal to the process.
+func (s *Scheduler) Signal(sig os.Signal) { _ = s.cmd.Process.Signal(sig) }
 
 // Kill sends SIGKILL and waits.
 func (s *Scheduler) Kill() {
