@@ -39,7 +39,14 @@ func StartImplementation(t testing.TB, cp *ControlPlane, impl Implementation) Ru
 	if impl == Upstream {
 		return StartKubeScheduler(t, cp)
 	}
-	return StartScheduler(t, cp, SchedulerConfig(t, "default-scheduler", false))
+	s := StartScheduler(t, cp, SchedulerConfig(t, "default-scheduler", false))
+	// As for kube-scheduler: the script starts once the scheduler is ready
+	// (its informers synced), so both see the same events in the same order.
+	Eventually(t, 60*time.Second, "kubesched /readyz", func() (bool, error) {
+		code, _, err := s.Get("/readyz")
+		return code == http.StatusOK, err
+	})
+	return s
 }
 
 // Metrics implements Running.
