@@ -5,7 +5,7 @@ PKGS := ./...
 # Where the integration tests keep etcd, kube-apiserver and kubesched builds.
 INTEGRATION_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubesched-integration
 
-.PHONY: all build test test-unit fuzz test-integration integration-binaries vet fmt-check bench conformance example clean
+.PHONY: all build test test-unit fuzz soak test-integration integration-binaries vet fmt-check bench conformance example clean
 
 all: build
 
@@ -41,6 +41,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadFile$$' -fuzztime $(FUZZTIME) ./internal/config
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./internal/simulator
 	$(GO) test -run '^$$' -fuzz '^FuzzHostileQuantities$$' -fuzztime $(FUZZTIME) ./internal/simulator
+
+## soak: the long chaos soak (6,000 pods, 12 rounds of faults); the short
+## one runs in test-integration.
+SOAK_PODS ?= 6000
+SOAK_ROUNDS ?= 12
+soak: integration-binaries
+	cd test/integration && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) KUBESCHED_SOAK_PODS=$(SOAK_PODS) KUBESCHED_SOAK_ROUNDS=$(SOAK_ROUNDS) \
+		$(GO) test -count=1 -run '^TestChaosSoak$$' -timeout 60m -v ./ 2>&1 | grep -E 'chaos_test|^(---|ok|FAIL|PASS)'
 
 vet:
 	$(GO) vet $(PKGS)
