@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -261,29 +262,22 @@ func TestActiveQGoesBeforeBackoffQ(t *testing.T) {
 	q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil, nil)
 	q.AddUnschedulableIfNotPresent(p, 0)
 	q.Add(fresh)
-	var got []string
-	for {
-		p, ok := q.TryPop()
-		if !ok {
-			break
-		}
-		got = append(got, p.Pod.Name)
-	}
-	if want := []string{"fresh", "backing-off"}; !equalStrings(got, want) {
+	got := popAll(q)
+	if want := []string{"fresh", "backing-off"}; !slices.Equal(got, want) {
 		t.Errorf("pop order = %v, want %v", got, want)
 	}
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+// popAll pops until activeQ and backoffQ are empty, returning the names.
+func popAll(q *PriorityQueue) []string {
+	var got []string
+	for {
+		p, ok := q.TryPop()
+		if !ok {
+			return got
 		}
+		got = append(got, p.Pod.Name)
 	}
-	return true
 }
 
 func TestUnschedulablePodsAreFlushedAfterFiveMinutes(t *testing.T) {
@@ -480,15 +474,8 @@ func TestPodsAddedAtTheSameInstantPopInArrivalOrder(t *testing.T) {
 		q.Add(st.MakePod().Name(name).Obj())
 		want = append(want, name)
 	}
-	var got []string
-	for {
-		p, ok := q.TryPop()
-		if !ok {
-			break
-		}
-		got = append(got, p.Pod.Name)
-	}
-	if !equalStrings(got, want) {
+	got := popAll(q)
+	if !slices.Equal(got, want) {
 		t.Errorf("pop order = %v, want arrival order %v", got, want)
 	}
 }

@@ -163,10 +163,7 @@ func differentialScenarios() []scenario {
 				o.exact["pending condition"] = waitCondition(t, c, "waiting")
 				time.Sleep(3 * time.Second)
 				deleted := time.Now()
-				zero := int64(0)
-				if err := c.CoreV1().Pods("default").Delete(context.Background(), "filler", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
-					t.Fatal(err)
-				}
+				forceDelete(t, c, "filler")
 				node, at := waitBound(t, c, "waiting", 60*time.Second)
 				o.exact["node"] = node
 				o.latency["bind after the force delete"] = at.Sub(deleted)
@@ -212,10 +209,7 @@ func differentialScenarios() []scenario {
 				by, err := getPod(c, "default", "bystander")
 				o.exact["bystander terminating"] = fmt.Sprint(err == nil && by.DeletionTimestamp != nil)
 				deleted := time.Now()
-				zero := int64(0)
-				if err := c.CoreV1().Pods("default").Delete(context.Background(), "victim", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
-					t.Fatal(err)
-				}
+				forceDelete(t, c, "victim")
 				node, at := waitBound(t, c, "preemptor", 60*time.Second)
 				o.exact["preemptor node"] = node
 				o.latency["bind after the victim went"] = at.Sub(deleted)
@@ -354,6 +348,16 @@ func createBound(t *testing.T, c kubernetes.Interface, p *v1.Pod, node string) {
 	fw.CreatePod(t, c, p)
 }
 
+// forceDelete deletes a pod with no grace period (kubectl delete --force
+// --grace-period=0).
+func forceDelete(t *testing.T, c kubernetes.Interface, name string) {
+	t.Helper()
+	zero := int64(0)
+	if err := c.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitCondition waits for the pod's PodScheduled=False condition and
 // returns it as "Reason: message".
 func waitCondition(t *testing.T, c kubernetes.Interface, name string) string {
@@ -462,4 +466,3 @@ func metrics(t *testing.T, s fw.Running) string {
 func attempts(t *testing.T, s fw.Running) float64 {
 	return fw.MetricSum(metrics(t, s), "scheduler_schedule_attempts_total")
 }
-
