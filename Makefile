@@ -48,7 +48,8 @@ SOAK_PODS ?= 6000
 SOAK_ROUNDS ?= 12
 soak: integration-binaries
 	cd test/integration && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) KUBESCHED_SOAK_PODS=$(SOAK_PODS) KUBESCHED_SOAK_ROUNDS=$(SOAK_ROUNDS) \
-		$(GO) test -count=1 -run '^TestChaosSoak$$' -timeout 60m -v ./ 2>&1 | grep -E 'chaos_test|^(---|ok|FAIL|PASS)'
+		$(GO) test -count=1 -run '^TestChaosSoak$$' -timeout 60m -v ./ > $(INTEGRATION_CACHE)/soak.log 2>&1; rc=$$?; \
+		grep -E 'chaos_test|^(---|ok|FAIL|PASS)' $(INTEGRATION_CACHE)/soak.log; echo "full log: $(INTEGRATION_CACHE)/soak.log"; exit $$rc
 
 vet:
 	$(GO) vet $(PKGS)

@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"sort"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
@@ -22,17 +20,13 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 	if !q.isEventOfInterest(event) {
 		return
 	}
-	// Pods are visited in key order: hints run in the same order every
-	// time, and the simulator's runs stay byte-identical.
-	keys := make([]string, 0, len(q.unschedulable))
+	// Map order does not matter: hints have no side effects, and every
+	// heap orders its pods totally (down to the arrival number), so the
+	// simulator's runs stay byte-identical.
 	for k, p := range q.unschedulable {
-		if preCheck == nil || preCheck(p.Pod) {
-			keys = append(keys, k)
+		if preCheck != nil && !preCheck(p.Pod) {
+			continue
 		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		p := q.unschedulable[k]
 		s := q.isPodWorthRequeuing(p, event, oldObj, newObj)
 		if s == queueSkip {
 			continue
