@@ -14,10 +14,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -100,6 +102,7 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	l := pl.handle.Listers()
+	pl.releaseStaleHolds(l)
 	s := &stateData{chosen: map[string]*nodeVolumes{}}
 	immediate := false
 	for i := range pod.Spec.Volumes {
@@ -354,6 +357,25 @@ func (pl *VolumeBinding) Reserve(_ context.Context, state *framework.CycleState,
 		pl.assumed[pv] = claimKey(claim)
 	}
 	return nil
+}
+
+// releaseStaleHolds drops the holds whose claim or volume no longer
+// exists: a hold outlives Reserve (it is the binding in a simulation, and
+// covers the PV controller's delay in a cluster), but not its objects.
+func (pl *VolumeBinding) releaseStaleHolds(l framework.Listers) {
+	if l.PersistentVolumeClaims == nil || l.PersistentVolumes == nil {
+		return
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for pv, holder := range pl.assumed {
+		ns, name, _ := strings.Cut(holder, "/")
+		_, errClaim := l.PersistentVolumeClaims.PersistentVolumeClaims(ns).Get(name)
+		_, errPV := l.PersistentVolumes.Get(pv)
+		if apierrors.IsNotFound(errClaim) || apierrors.IsNotFound(errPV) {
+			delete(pl.assumed, pv)
+		}
+	}
 }
 
 // Unreserve releases them.

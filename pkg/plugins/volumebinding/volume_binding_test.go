@@ -192,3 +192,32 @@ func TestPreBindWritesTheChosenBindings(t *testing.T) {
 		})
 	}
 }
+
+func TestAHoldEndsWithItsClaim(t *testing.T) {
+	one := st.MakePVC("one", "1Gi").Class("local").Obj()
+	h := &st.FakeHandle{Objects: []interface{}{one, st.MakePVC("two", "1Gi").Class("local").Obj(),
+		st.StorageClass("local", wffc, ""), st.MakePV("only", "1Gi", "local").Obj()}}
+	nis := st.NodeInfos(nodes(), nil)
+	h.Lister = cache.NewSnapshot(nis...)
+	pl, _ := New(context.Background(), nil, h)
+	vb := pl.(*VolumeBinding)
+	ctx := context.Background()
+	first := st.MakePod().Name("first").Volume("one").Obj()
+	state := framework.NewCycleState()
+	vb.PreFilter(ctx, state, first, nis)
+	if s := vb.Filter(ctx, state, first, nis[0]); !s.IsSuccess() {
+		t.Fatalf("first pod: %v", s)
+	}
+	if s := vb.Reserve(ctx, state, first, "a1"); !s.IsSuccess() {
+		t.Fatalf("Reserve: %v", s)
+	}
+	second := st.MakePod().Name("second").Volume("two").Obj()
+	if got := st.RunFilterAll(pl, second, nis...); got["a1"] == "" {
+		t.Fatalf("the second claim got the PV held for the first: %v", got)
+	}
+	// The first claim is deleted: its hold goes with it.
+	h.Objects = h.Objects[1:]
+	if got := st.RunFilterAll(pl, second, nis...); got["a1"] != "" {
+		t.Errorf("the PV is still held for a claim that no longer exists: %v", got)
+	}
+}
