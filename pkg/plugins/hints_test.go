@@ -54,6 +54,8 @@ func TestQueueingHints(t *testing.T) {
 		{name: "NodeResourcesFit queues when allocatable grows further on a node it fitted when empty", plugin: "NodeResourcesFit", pod: needs4, event: nodeAlloc, old: big, cur: bigger, want: framework.Queue},
 		{name: "NodeResourcesFit skips an allocatable change that shrinks what the pod needs", plugin: "NodeResourcesFit", pod: needs4, event: nodeAlloc, old: bigger, cur: big, want: framework.QueueSkip},
 		{name: "NodeResourcesFit queues for a deleted placed pod", plugin: "NodeResourcesFit", pod: needs4, event: podDelete, old: web, want: framework.Queue},
+		{name: "NodeResourcesFit queues when the pod's own requests scale down", plugin: "NodeResourcesFit", pod: needs4,
+			event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodScaleDown}, old: needs4, cur: pendingWeb, want: framework.Queue},
 		{name: "TaintToleration queues when the untolerated taint goes", plugin: "TaintToleration", pod: needs4, event: nodeTaint, old: tainted, cur: clean, want: framework.Queue},
 		{name: "TaintToleration skips a node that adds an untolerated taint", plugin: "TaintToleration", pod: needs4, event: nodeTaint, old: clean, cur: tainted, want: framework.QueueSkip},
 		{name: "NodeAffinity skips an added node that does not match", plugin: "NodeAffinity", pod: st.MakePod().Name("p").NodeSelector(zone, "b").Obj(), event: nodeAdd, cur: inZone, want: framework.QueueSkip},

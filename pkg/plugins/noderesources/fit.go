@@ -219,10 +219,12 @@ func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod,
 // ScoreExtensions implements framework.ScorePlugin: scores are already 0..100.
 func (*Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
 
-// EventsToRegister: room freed on a node, or a node added or grown.
+// EventsToRegister: room freed on a node, a node added or grown, or the
+// pod's own requests scaled down (as upstream with InPlacePodVerticalScaling, GA).
 func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: f.afterPodEvent},
+		{Event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodScaleDown}},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: f.afterNodeEvent},
 	}, nil
 }
