@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -31,6 +32,8 @@ type observation struct {
 	latency map[string]time.Duration
 	// atMost: ours may be at most upstream's (attempts that must not grow).
 	atMost map[string]float64
+	// proxy is the scenario's proxy, if it asked for one.
+	proxy *fw.FaultProxy
 }
 
 func newObservation() *observation {
@@ -41,6 +44,9 @@ func newObservation() *observation {
 // scheduler started, and records what it saw.
 type scenario struct {
 	name string
+	// proxy: the scheduler talks to the API through a FaultProxy (no
+	// faults) that pauses the pod watches at the first Binding.
+	proxy bool
 	// setup runs before the scheduler starts (nodes, bound pods).
 	setup func(t *testing.T, c kubernetes.Interface)
 	run   func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
@@ -66,7 +72,15 @@ func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation
 		if sc.setup != nil {
 			sc.setup(t, cp.Client)
 		}
-		s := fw.StartImplementation(t, cp, impl)
+		kubeconfig := ""
+		if sc.proxy {
+			fp := fw.StartFaultProxy(t, cp, 0, 1)
+			fp.PauseWatchesOnBinding = true
+			t.Cleanup(fp.ResumeWatches)
+			kubeconfig = fp.Kubeconfig(t, cp)
+			o.proxy = fp
+		}
+		s := fw.StartImplementation(t, cp, impl, kubeconfig)
 		sc.run(t, cp.Client, s, o)
 		if t.Failed() {
 			t.Logf("%s log:\n%s", impl, s.Log())
@@ -246,6 +260,54 @@ func differentialScenarios() []scenario {
 				o.atMost["attempts of the unschedulable pod"] = attempts(t, s)
 				p, _ := getPod(c, "default", "too-big")
 				o.exact["still pending"] = fmt.Sprint(p.Spec.NodeName == "")
+			},
+		},
+		{
+			// Item 1: an assumed pod stays counted while the watch lags
+			// behind its Binding, past the 30 s an assumed pod once lived.
+			name:  "a bound pod stays counted while the watch lags behind its binding",
+			proxy: true,
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				n := fw.CreateNode(t, c, "node-1", "2", "8Gi", 110, nil)
+				n.Spec.Unschedulable = true
+				if _, err := c.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreatePod(t, c, withPriority(pod("second", "1"), 1))
+				fw.CreatePod(t, c, withPriority(pod("first", "1500m"), 10))
+				waitCondition(t, c, "second")
+				waitCondition(t, c, "first")
+				editNode(t, c, "node-1", func(n *v1.Node) { n.Spec.Unschedulable = false })
+				node, _ := waitBound(t, c, "first", 30*time.Second) // the pod watch pauses at this Binding
+				o.exact["first"] = node
+				time.Sleep(35 * time.Second)
+				// A node event the rejecting plugin (NodeResourcesFit) registered: the
+				// second pod is retried while the first is still only assumed.
+				n, err := c.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// 100m more cpu: NodeResourcesFit's hint queues the pod (a
+				// requested resource grew); 1500m + 1 cpu still exceed 2100m.
+				n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse("2100m")
+				if _, err := c.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(5 * time.Second)
+				o.proxy.ResumeWatches()
+				time.Sleep(3 * time.Second)
+				p, err := getPod(c, "default", "second")
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.exact["second"] = p.Spec.NodeName
+				over, err := overcommitted(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.exact["overcommitted"] = strings.Join(over, ",")
 			},
 		},
 		{

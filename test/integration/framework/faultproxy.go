@@ -32,6 +32,12 @@ import (
 type FaultProxy struct {
 	URL  string
 	rate float64
+	// PauseWatchesOnBinding: at the first Binding call, the pod watches
+	// stop delivering (until ResumeWatches), so the scheduler never hears
+	// that its pod was bound: a watch that lags behind the Binding.
+	PauseWatchesOnBinding bool
+	paused                chan struct{} // closed while watches flow
+	pauseOnce             sync.Once
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -50,7 +56,8 @@ func StartFaultProxy(t testing.TB, cp *ControlPlane, rate float64, seed int64) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := &FaultProxy{rate: rate, rng: rand.New(rand.NewSource(seed)), Injected: map[string]int{}, Bound: map[string]int{}}
+	fp := &FaultProxy{rate: rate, rng: rand.New(rand.NewSource(seed)), Injected: map[string]int{}, Bound: map[string]int{}, paused: make(chan struct{})}
+	close(fp.paused)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 100}
 	rp.FlushInterval = -1 // stream watches
@@ -59,9 +66,20 @@ func StartFaultProxy(t testing.TB, cp *ControlPlane, rate float64, seed int64) *
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := bindingPath.FindStringSubmatch(r.URL.Path)
+		if r.URL.Path == "/api/v1/pods" && r.URL.Query().Get("watch") != "" {
+			rp.ServeHTTP(&gatedWriter{ResponseWriter: w, fp: fp}, r)
+			return
+		}
 		if r.Method != http.MethodPost || m == nil {
 			rp.ServeHTTP(w, r)
 			return
+		}
+		if fp.PauseWatchesOnBinding {
+			fp.pauseOnce.Do(func() {
+				fp.mu.Lock()
+				fp.paused = make(chan struct{})
+				fp.mu.Unlock()
+			})
 		}
 		key := m[1] + "/" + m[2]
 		switch fault := fp.pick(); fault {
@@ -96,6 +114,41 @@ func StartFaultProxy(t testing.TB, cp *ControlPlane, rate float64, seed int64) *
 	t.Cleanup(srv.Close)
 	fp.URL = srv.URL
 	return fp
+}
+
+// ResumeWatches lets the paused pod watches deliver again.
+func (fp *FaultProxy) ResumeWatches() {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	select {
+	case <-fp.paused:
+	default:
+		close(fp.paused)
+	}
+}
+
+func (fp *FaultProxy) flowing() chan struct{} {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	return fp.paused
+}
+
+// gatedWriter holds a watch's writes while the proxy is paused.
+type gatedWriter struct {
+	http.ResponseWriter
+	fp *FaultProxy
+}
+
+func (g *gatedWriter) Write(b []byte) (int, error) {
+	<-g.fp.flowing()
+	return g.ResponseWriter.Write(b)
+}
+
+func (g *gatedWriter) Flush() {
+	<-g.fp.flowing()
+	if f, ok := g.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // pick draws the fault for one Binding call ("" for none).

@@ -33,13 +33,17 @@ type Running interface {
 }
 
 // StartImplementation starts impl against cp with the default profile
-// (schedulerName default-scheduler) and no leader election.
-func StartImplementation(t testing.TB, cp *ControlPlane, impl Implementation) Running {
+// (schedulerName default-scheduler) and no leader election; kubeconfig,
+// when set, is the one the scheduler talks to the API with (a proxy).
+func StartImplementation(t testing.TB, cp *ControlPlane, impl Implementation, kubeconfig string) Running {
 	t.Helper()
-	if impl == Upstream {
-		return StartKubeScheduler(t, cp)
+	if kubeconfig == "" {
+		kubeconfig = cp.Kubeconfig
 	}
-	s := StartScheduler(t, cp, SchedulerConfig(t, "default-scheduler", false))
+	if impl == Upstream {
+		return StartKubeScheduler(t, cp, kubeconfig)
+	}
+	s := StartScheduler(t, cp, SchedulerConfig(t, "default-scheduler", false), "--kubeconfig", kubeconfig)
 	// As for kube-scheduler: the script starts once the scheduler is ready
 	// (its informers synced), so both see the same events in the same order.
 	Eventually(t, 60*time.Second, "kubesched /readyz", func() (bool, error) {
@@ -74,7 +78,7 @@ type KubeScheduler struct {
 // like kubesched's in these tests: default profile, no leader election,
 // the admin kubeconfig, metrics on its secure port. It stops when the test
 // ends.
-func StartKubeScheduler(t testing.TB, cp *ControlPlane) *KubeScheduler {
+func StartKubeScheduler(t testing.TB, cp *ControlPlane, kubeconfig string) *KubeScheduler {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
@@ -86,7 +90,7 @@ clientConnection:
   kubeconfig: %s
   qps: 100
   burst: 200
-`, cp.Kubeconfig)), 0o644); err != nil {
+`, kubeconfig)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	k := &KubeScheduler{done: make(chan struct{}), port: FreePort(t), token: cp.token, logPath: filepath.Join(dir, "kube-scheduler.log")}
