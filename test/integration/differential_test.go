@@ -30,6 +30,8 @@ type observation struct {
 	exact map[string]string
 	// latency: ours may be at most max(2 x upstream's, upstream's + 1 s).
 	latency map[string]time.Duration
+	// tight: ours may be at most upstream's + 300 ms.
+	tight map[string]time.Duration
 	// atMost: ours may be at most upstream's (attempts that must not grow).
 	atMost map[string]float64
 	// proxy is the scenario's proxy, if it asked for one.
@@ -37,7 +39,7 @@ type observation struct {
 }
 
 func newObservation() *observation {
-	return &observation{exact: map[string]string{}, latency: map[string]time.Duration{}, atMost: map[string]float64{}}
+	return &observation{exact: map[string]string{}, latency: map[string]time.Duration{}, tight: map[string]time.Duration{}, atMost: map[string]float64{}}
 }
 
 // scenario is a script: it sets the cluster up, then runs with the
@@ -108,6 +110,13 @@ func compareObservations(t *testing.T, want, got *observation) {
 		bound := max(2*w, w+time.Second)
 		if g > bound {
 			t.Errorf("%s: kubesched %v, kube-scheduler %v (bound %v)", k, g, w, bound)
+		}
+		t.Logf("%s: kubesched %v, kube-scheduler %v", k, g.Round(time.Millisecond), w.Round(time.Millisecond))
+	}
+	for _, k := range sortedKeys(want.tight) {
+		w, g := want.tight[k], got.tight[k]
+		if g > w+300*time.Millisecond {
+			t.Errorf("%s: kubesched %v, kube-scheduler %v (bound +300ms)", k, g, w)
 		}
 		t.Logf("%s: kubesched %v, kube-scheduler %v", k, g.Round(time.Millisecond), w.Round(time.Millisecond))
 	}
@@ -185,6 +194,24 @@ func differentialScenarios() []scenario {
 			},
 		},
 		{
+			// Item 5: a pod woken during its backoff, with nothing else to
+			// do, is popped from backoffQ at once (SchedulerPopFromBackoffQ).
+			name: "a pod woken during its backoff binds at once when the scheduler is idle",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				fw.CreateNode(t, c, "node-1", "2", "8Gi", 110, nil)
+				createBound(t, c, pod("filler", "2"), "node-1")
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreatePod(t, c, pod("waiting", "1"))
+				waitCondition(t, c, "waiting")
+				deleted := time.Now() // well within its first backoff (1-2 s)
+				forceDelete(t, c, "filler")
+				node, at := waitBound(t, c, "waiting", 60*time.Second)
+				o.exact["node"] = node
+				o.tight["bind after the delete, during the backoff"] = at.Sub(deleted)
+			},
+		},
+		{
 			// Item 3: preemption with a terminating victim and a bystander.
 			name: "preemption marks one terminating victim, spares the bystander and binds when the victim goes",
 			setup: func(t *testing.T, c kubernetes.Interface) {
@@ -230,9 +257,9 @@ func differentialScenarios() []scenario {
 			},
 		},
 		{
-			// Item 4: kubelet-like status patches on a bound pod do not
-			// retry an unschedulable pod.
-			name: "status patches on a bound pod do not retry an unschedulable pod",
+			// Item 4: kubelet-like status patches on a bound pod, and node
+			// heartbeats, do not retry an unschedulable pod.
+			name: "status patches and node heartbeats do not retry an unschedulable pod",
 			setup: func(t *testing.T, c kubernetes.Interface) {
 				fw.CreateNode(t, c, "node-1", "1", "8Gi", 110, nil)
 				createBound(t, c, pod("running", "100m"), "node-1")
@@ -253,6 +280,17 @@ func differentialScenarios() []scenario {
 					p.Status.Phase = v1.PodRunning
 					p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: ready, LastTransitionTime: metav1.Now()}}
 					if _, err := c.CoreV1().Pods("default").UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					// And the node's heartbeat, as a kubelet renews it.
+					n, err := c.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j := range n.Status.Conditions {
+						n.Status.Conditions[j].LastHeartbeatTime = metav1.Now()
+					}
+					if _, err := c.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 						t.Fatal(err)
 					}
 					time.Sleep(time.Second)
