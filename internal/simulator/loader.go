@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -276,6 +277,9 @@ func podKey(p *v1.Pod) string {
 	return ns + "/" + p.Name
 }
 
+// maxQuantity is the largest quantity whose milli-value fits an int64.
+var maxQuantity = resource.NewQuantity(math.MaxInt64/1000, resource.DecimalSI)
+
 var quantityMaps = map[string]bool{"requests": true, "limits": true, "capacity": true, "allocatable": true, "overhead": true}
 
 // checkQuantities parses every value of the resource lists in an object,
@@ -311,6 +315,12 @@ func checkQuantities(v interface{}, path string) (string, string) {
 					// negative request would make room on a node.
 					if q.Sign() < 0 {
 						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be greater than or equal to 0", s)
+					}
+					// The scheduler counts cpu in milli-units in an int64;
+					// a larger value would wrap around (found by fuzzing: a
+					// node of 1e16 cpus counted as a negative allocatable).
+					if q.Cmp(*maxQuantity) > 0 {
+						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be at most %s", s, maxQuantity.String())
 					}
 				}
 				continue

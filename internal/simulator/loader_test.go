@@ -50,6 +50,8 @@ spec:
 `, want: []string{"document 2", "Pod p", "spec.containers[0].resources.requests.cpu", `"two"`}},
 		{name: "a negative request is refused as the API server refuses it", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: \"-1\"}}}]\n",
 			want: []string{"document 2", "Pod p", "spec.containers[0].resources.requests.cpu", `"-1": must be greater than or equal to 0`}},
+		{name: "a quantity too large to count in milli-units is refused", content: strings.Replace(goodNode, `cpu: "4"`, `cpu: "1e16"`, 1),
+			want: []string{"document 1", "Node n1", `"1e16": must be at most 9223372036854775`}},
 		{name: "a node's bad capacity names its field", content: strings.Replace(goodNode, `memory: 8Gi`, `memory: 8GB!`, 1),
 			want: []string{"document 1", "Node n1", "status.capacity.memory"}},
 		{name: "an unknown field is an error, not ignored", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelecter: {a: b}\n",
