@@ -76,6 +76,11 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		return
 	}
 	if s.skipPodSchedule(pod) {
+		if pod.DeletionTimestamp != nil {
+			if rec := fwk.EventRecorder(); rec != nil {
+				rec.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "skip schedule deleting pod: %v/%v", pod.Namespace, pod.Name)
+			}
+		}
 		s.Queue.Done(pod)
 		return
 	}
