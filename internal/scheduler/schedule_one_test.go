@@ -463,3 +463,36 @@ func TestRejectionsAfterFilterAreReportedAsUpstream(t *testing.T) {
 		})
 	}
 }
+
+// panickyPostBind panics in PostBind, after the pod is bound.
+type panickyPostBind struct{}
+
+func (panickyPostBind) Name() string { return "PanickyPostBind" }
+func (panickyPostBind) PostBind(context.Context, *framework.CycleState, *v1.Pod, string) {
+	panic("boom after binding")
+}
+
+func TestAPanicInPostBindLeavesTheBoundPodAlone(t *testing.T) {
+	registry := plugins.NewInTreeRegistry()
+	registry["PanickyPostBind"] = func(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
+		return panickyPostBind{}, nil
+	}
+	cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: &configv1.Plugins{
+		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "PanickyPostBind"}}}}}}}
+	e := newEnv(t, registry, cfg)
+	e.add(t, st.MakeNode().Name("n1").Capacity(rl{v1.ResourceCPU: "4"}).Obj(), st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "1"}).Obj())
+	e.drain()
+	p := e.pod(t, "p")
+	if p.Spec.NodeName != "n1" {
+		t.Fatalf("the pod is on %q, want n1", p.Spec.NodeName)
+	}
+	if c := condition(p); c != nil && c.Status == v1.ConditionFalse {
+		t.Errorf("a bound pod got a failure condition: %+v", c)
+	}
+	if a, b, u := e.sched.Queue.Counts(); a+b+u != 0 {
+		t.Errorf("the bound pod was requeued: active %d, backoff %d, unschedulable %d", a, b, u)
+	}
+	if ni := e.sched.Cache.Dump()["n1"]; ni.Requested.MilliCPU != 1000 {
+		t.Errorf("n1 has %dm requested, want the bound pod's 1000m", ni.Requested.MilliCPU)
+	}
+}
