@@ -481,6 +481,14 @@ func TestAPanicInPostBindLeavesTheBoundPodAlone(t *testing.T) {
 		MultiPoint: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "PanickyPostBind"}}}}}}}
 	e := newEnv(t, registry, cfg)
 	e.add(t, st.MakeNode().Name("n1").Capacity(rl{v1.ResourceCPU: "4"}).Obj(), st.MakePod().Name("p").Req(rl{v1.ResourceCPU: "1"}).Obj())
+	// Before the world's confirmation arrives (a watch that lags), the
+	// pod must still be counted where it was bound.
+	e.sched.TryScheduleOne(context.Background())
+	e.sched.WaitForBindings()
+	if ni := e.sched.Cache.Dump()["n1"]; ni.Requested.MilliCPU != 1000 {
+		t.Errorf("before the confirmation n1 has %dm requested, want the bound pod's 1000m", ni.Requested.MilliCPU)
+	}
+	e.store.Flush()
 	e.drain()
 	p := e.pod(t, "p")
 	if p.Spec.NodeName != "n1" {
