@@ -190,3 +190,19 @@ profiles:
 		})
 	}
 }
+
+// TestTheExampleConfigurationLoads: the README's simulate --config example
+// is a valid configuration that sets MostAllocated.
+func TestTheExampleConfigurationLoads(t *testing.T) {
+	cfg, err := LoadFile("../../examples/scheduler-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetDefaults(cfg, known)
+	if errs := Validate(cfg, known); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	if len(cfg.Profiles) != 1 || len(cfg.Profiles[0].PluginConfig) == 0 {
+		t.Fatalf("profiles = %+v, want one with plugin args", cfg.Profiles)
+	}
+}
