@@ -39,7 +39,8 @@ type Cluster struct {
 	StatefulSets    []*appsv1.StatefulSet
 	RCs             []*v1.ReplicationController
 	// Others are the other objects plugins read: PodDisruptionBudgets,
-	// PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes.
+	// PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes,
+	// CSIDrivers, VolumeAttachments, CSIStorageCapacities.
 	Others []interface{}
 	// Skipped counts objects of kinds the simulator does not use, by kind.
 	Skipped map[string]int
@@ -231,7 +232,8 @@ func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
 		c.StatefulSets = append(c.StatefulSets, o)
 	case *v1.ReplicationController:
 		c.RCs = append(c.RCs, o)
-	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode:
+	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
+		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity:
 		c.Others = append(c.Others, o)
 	default:
 		c.Skipped[kind]++
@@ -263,7 +265,8 @@ func (c *Cluster) Objects() []interface{} {
 func known(kind string) bool {
 	switch kind {
 	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
-		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode":
+		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity":
 		return true
 	}
 	return false

@@ -29,6 +29,9 @@ type Listers struct {
 	PersistentVolumes      corelisters.PersistentVolumeLister
 	StorageClasses         storagelisters.StorageClassLister
 	CSINodes               storagelisters.CSINodeLister
+	CSIDrivers             storagelisters.CSIDriverLister
+	VolumeAttachments      storagelisters.VolumeAttachmentLister
+	CSIStorageCapacities   storagelisters.CSIStorageCapacityLister
 }
 
 // StaticListers returns listers over a fixed set of objects (a simulation,
@@ -38,7 +41,7 @@ func StaticListers(objs ...interface{}) (Listers, error) {
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	}
 	idx := map[string]cache.Indexer{}
-	for _, k := range []string{"ns", "svc", "rc", "rs", "sts", "pdb", "pvc", "pv", "sc", "csinode"} {
+	for _, k := range []string{"ns", "svc", "rc", "rs", "sts", "pdb", "pvc", "pv", "sc", "csinode", "csidriver", "va", "csc"} {
 		idx[k] = namespaced()
 	}
 	for _, o := range objs {
@@ -64,6 +67,12 @@ func StaticListers(objs ...interface{}) (Listers, error) {
 			k = "sc"
 		case *storagev1.CSINode:
 			k = "csinode"
+		case *storagev1.CSIDriver:
+			k = "csidriver"
+		case *storagev1.VolumeAttachment:
+			k = "va"
+		case *storagev1.CSIStorageCapacity:
+			k = "csc"
 		default:
 			continue
 		}
@@ -82,6 +91,9 @@ func StaticListers(objs ...interface{}) (Listers, error) {
 		PersistentVolumes:      corelisters.NewPersistentVolumeLister(idx["pv"]),
 		StorageClasses:         storagelisters.NewStorageClassLister(idx["sc"]),
 		CSINodes:               storagelisters.NewCSINodeLister(idx["csinode"]),
+		CSIDrivers:             storagelisters.NewCSIDriverLister(idx["csidriver"]),
+		VolumeAttachments:      storagelisters.NewVolumeAttachmentLister(idx["va"]),
+		CSIStorageCapacities:   storagelisters.NewCSIStorageCapacityLister(idx["csc"]),
 	}, nil
 }
 

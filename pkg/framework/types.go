@@ -112,6 +112,9 @@ const (
 	PersistentVolumeClaim EventResource = "PersistentVolumeClaim"
 	StorageClass          EventResource = "storage.k8s.io/StorageClass"
 	CSINode               EventResource = "storage.k8s.io/CSINode"
+	CSIDriver             EventResource = "storage.k8s.io/CSIDriver"
+	VolumeAttachment      EventResource = "storage.k8s.io/VolumeAttachment"
+	CSIStorageCapacity    EventResource = "storage.k8s.io/CSIStorageCapacity"
 	WildCard              EventResource = "*"
 )
 

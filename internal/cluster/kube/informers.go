@@ -98,6 +98,9 @@ func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 		{framework.PersistentVolume, i.nodes.Core().V1().PersistentVolumes().Informer()},
 		{framework.StorageClass, i.nodes.Storage().V1().StorageClasses().Informer()},
 		{framework.CSINode, i.nodes.Storage().V1().CSINodes().Informer()},
+		{framework.CSIDriver, i.nodes.Storage().V1().CSIDrivers().Informer()},
+		{framework.VolumeAttachment, i.nodes.Storage().V1().VolumeAttachments().Informer()},
+		{framework.CSIStorageCapacity, i.nodes.Storage().V1().CSIStorageCapacities().Informer()},
 		{framework.Namespace, i.nodes.Core().V1().Namespaces().Informer()},
 	}
 	for _, o := range others {
@@ -144,6 +147,9 @@ func (i *Informers) Listers() framework.Listers {
 		PersistentVolumes:      f.Core().V1().PersistentVolumes().Lister(),
 		StorageClasses:         f.Storage().V1().StorageClasses().Lister(),
 		CSINodes:               f.Storage().V1().CSINodes().Lister(),
+		CSIDrivers:             f.Storage().V1().CSIDrivers().Lister(),
+		VolumeAttachments:      f.Storage().V1().VolumeAttachments().Lister(),
+		CSIStorageCapacities:   f.Storage().V1().CSIStorageCapacities().Lister(),
 	}
 }
 

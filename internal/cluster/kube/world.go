@@ -243,6 +243,15 @@ func ListCluster(ctx context.Context, client kubernetes.Interface) (*ClusterObje
 		{"csinodes", func() ([]interface{}, error) {
 			return items(client.StorageV1().CSINodes().List(ctx, metav1.ListOptions{}))
 		}},
+		{"csidrivers", func() ([]interface{}, error) {
+			return items(client.StorageV1().CSIDrivers().List(ctx, metav1.ListOptions{}))
+		}},
+		{"volumeattachments", func() ([]interface{}, error) {
+			return items(client.StorageV1().VolumeAttachments().List(ctx, metav1.ListOptions{}))
+		}},
+		{"csistoragecapacities", func() ([]interface{}, error) {
+			return items(client.StorageV1().CSIStorageCapacities("").List(ctx, metav1.ListOptions{}))
+		}},
 	}
 	for _, l := range lists {
 		objs, err := l.list()

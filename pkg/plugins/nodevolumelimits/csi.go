@@ -1,13 +1,25 @@
 // Package nodevolumelimits holds NodeVolumeLimits: a node's CSINode says
 // how many volumes each CSI driver can attach there; a pod whose new
-// volumes would exceed that does not fit.
+// volumes would exceed that does not fit. As upstream's (v1.37 csi.go):
+// volumes are counted by driver and volume handle, from the pods on the
+// node and from its VolumeAttachments; in-tree volumes (AWS EBS, GCE PD,
+// Azure Disk, Cinder, Portworx) count against the CSI driver they migrate
+// to; and a CSIDriver with preventPodSchedulingIfMissing keeps pods off
+// nodes whose CSINode lacks it (VolumeLimitScaling, beta in v1.37).
 package nodevolumelimits
 
 import (
 	"context"
+	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	csitrans "k8s.io/csi-translation-lib"
+	csilibplugins "k8s.io/csi-translation-lib/plugins"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
@@ -19,8 +31,15 @@ const Name = "NodeVolumeLimits"
 // ErrReasonMaxVolumeCountExceeded is upstream's reason.
 const ErrReasonMaxVolumeCountExceeded = "node(s) exceed max volume count"
 
+// unboundPrefix names a claim not bound yet, counted against its class's
+// provisioner (upstream uses a random prefix to the same end).
+const unboundPrefix = "kubesched-unbound-claim-"
+
 // CSILimits is a PreFilter and Filter plugin.
-type CSILimits struct{ handle framework.Handle }
+type CSILimits struct {
+	handle     framework.Handle
+	translator csitrans.CSITranslator
+}
 
 var (
 	_ framework.PreFilterPlugin   = &CSILimits{}
@@ -30,7 +49,7 @@ var (
 
 // New builds the plugin.
 func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	return &CSILimits{handle: h}, nil
+	return &CSILimits{handle: h, translator: csitrans.New()}, nil
 }
 
 // Name implements framework.Plugin.
@@ -38,21 +57,49 @@ func (*CSILimits) Name() string { return Name }
 
 const preFilterStateKey framework.StateKey = "PreFilter" + Name
 
-// preFilterState are the pod's attachable volumes (unique name -> driver),
-// found once per cycle.
-type preFilterState struct{ volumes map[string]string }
+// volume is one attachable volume: its unique name (driver/handle) and
+// driver; migratedFrom is the in-tree plugin it comes from, when it counts
+// only where that plugin's migration is on.
+type volume struct {
+	unique, driver, migratedFrom string
+}
+
+// preFilterState holds what one cycle needs: the pod's volumes, the
+// error looking up one of its claims, and the VolumeAttachments by node.
+type preFilterState struct {
+	volumes     []volume
+	claimErr    error
+	attachments map[string][]*storagev1.VolumeAttachment
+}
 
 func (s *preFilterState) Clone() framework.StateData { return s }
 
-// PreFilter finds the pod's CSI volumes; Skip when it has none.
-func (pl *CSILimits) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	if !helper.HasPVCs(pod) {
+// PreFilter finds the pod's attachable volumes once per cycle; Skip when
+// it has no claim, ephemeral volume or migratable in-tree volume.
+func (pl *CSILimits) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	relevant := false
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if vol.PersistentVolumeClaim != nil || vol.Ephemeral != nil || pl.translator.IsInlineMigratable(vol) {
+			relevant = true
+			break
+		}
+	}
+	if !relevant {
 		return nil, framework.NewStatus(framework.Skip)
 	}
-	s := &preFilterState{volumes: map[string]string{}}
-	pl.attachable(pod, s.volumes)
-	if len(s.volumes) == 0 {
-		return nil, framework.NewStatus(framework.Skip)
+	s := &preFilterState{}
+	s.volumes, s.claimErr = pl.attachable(klog.FromContext(ctx), pod, true)
+	l := pl.handle.Listers()
+	if l.VolumeAttachments != nil {
+		vas, err := l.VolumeAttachments.List(labels.Everything())
+		if err != nil {
+			return nil, framework.AsStatus(err)
+		}
+		s.attachments = map[string][]*storagev1.VolumeAttachment{}
+		for _, va := range vas {
+			s.attachments[va.Spec.NodeName] = append(s.attachments[va.Spec.NodeName], va)
+		}
 	}
 	state.Write(preFilterStateKey, s)
 	return nil, nil
@@ -62,42 +109,69 @@ func (pl *CSILimits) PreFilter(_ context.Context, state *framework.CycleState, p
 func (*CSILimits) PreFilterExtensions() framework.PreFilterExtensions { return nil }
 
 // Filter counts, per CSI driver with a limit on the node, the volumes the
-// node's pods already use and the pod's new ones (a volume shared with a
-// pod already there is not new).
-func (pl *CSILimits) Filter(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+// node's pods and VolumeAttachments already use and the pod's new ones (a
+// volume already there is not new).
+func (pl *CSILimits) Filter(ctx context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) *framework.Status {
 	d, err := state.Read(preFilterStateKey)
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	newVolumes := d.(*preFilterState).volumes
-	node := ni.Node()
-	l := pl.handle.Listers()
-	csiNode, err := l.CSINodes.Get(node.Name)
-	if err != nil || csiNode == nil {
-		return nil // no CSINode: no limits known
+	s := d.(*preFilterState)
+	if s.claimErr != nil {
+		if apierrors.IsNotFound(s.claimErr) {
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, s.claimErr.Error())
+		}
+		return framework.AsStatus(s.claimErr)
 	}
-	limits := map[string]int32{}
-	for _, d := range csiNode.Spec.Drivers {
-		if d.Allocatable != nil && d.Allocatable.Count != nil {
-			limits[d.Name] = *d.Allocatable.Count
+	l := pl.handle.Listers()
+	node := ni.Node()
+	var csiNode *storagev1.CSINode
+	if l.CSINodes != nil {
+		if c, err := l.CSINodes.Get(node.Name); err == nil {
+			csiNode = c
 		}
 	}
+	newVolumes := map[string]string{}
+	for _, v := range s.volumes {
+		if v.migratedFrom == "" || migrationOn(csiNode, v.migratedFrom) {
+			newVolumes[v.unique] = v.driver
+		}
+	}
+	if len(newVolumes) == 0 {
+		return nil
+	}
+	for _, driver := range newVolumes {
+		if !pl.driverInstalled(driver, csiNode) {
+			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("%s CSI driver is not installed on the node", driver))
+		}
+	}
+	limits := volumeLimits(csiNode)
 	if len(limits) == 0 {
 		return nil
 	}
+	logger := klog.FromContext(ctx)
 	attached := map[string]string{}
 	for _, pi := range ni.Pods {
-		pl.attachable(pi.Pod, attached)
+		vols, _ := pl.attachable(logger, pi.Pod, false)
+		for _, v := range vols {
+			if v.migratedFrom == "" || migrationOn(csiNode, v.migratedFrom) {
+				attached[v.unique] = v.driver
+			}
+		}
 	}
 	count := map[string]int{}
-	for _, driver := range attached {
+	for unique, driver := range attached {
+		delete(newVolumes, unique)
 		count[driver]++
 	}
-	adding := map[string]int{}
-	for v, driver := range newVolumes {
-		if _, there := attached[v]; !there {
-			adding[driver]++
+	for unique, driver := range pl.attachedByVolumeAttachments(s.attachments[node.Name]) {
+		if _, counted := attached[unique]; !counted {
+			count[driver]++
 		}
+	}
+	adding := map[string]int{}
+	for _, driver := range newVolumes {
+		adding[driver]++
 	}
 	for driver, n := range adding {
 		if limit, ok := limits[driver]; ok && count[driver]+n > int(limit) {
@@ -107,39 +181,182 @@ func (pl *CSILimits) Filter(_ context.Context, state *framework.CycleState, _ *v
 	return nil
 }
 
-// attachable adds a pod's CSI volumes to out as unique name -> driver: a
-// bound claim's PV by driver and volume handle; an unbound claim by its
-// class's provisioner and the claim itself.
-func (pl *CSILimits) attachable(pod *v1.Pod, out map[string]string) {
+// driverInstalled: a CSIDriver that asks for it (preventPodSchedulingIfMissing)
+// must be on the node's CSINode; a driver without a CSIDriver object, or
+// one that does not ask, is assumed installed.
+func (pl *CSILimits) driverInstalled(driver string, csiNode *storagev1.CSINode) bool {
 	l := pl.handle.Listers()
+	if l.CSIDrivers == nil {
+		return true
+	}
+	d, err := l.CSIDrivers.Get(driver)
+	if err != nil || d.Spec.PreventPodSchedulingIfMissing == nil || !*d.Spec.PreventPodSchedulingIfMissing {
+		return true
+	}
+	if csiNode == nil {
+		return false
+	}
+	for _, nd := range csiNode.Spec.Drivers {
+		if nd.Name == driver {
+			return true
+		}
+	}
+	return false
+}
+
+// attachable lists a pod's attachable volumes. For the pod being scheduled
+// a missing claim is an error; for pods already placed it is skipped.
+func (pl *CSILimits) attachable(logger klog.Logger, pod *v1.Pod, newPod bool) ([]volume, error) {
+	l := pl.handle.Listers()
+	var out []volume
 	for i := range pod.Spec.Volumes {
-		name := helper.PVCName(pod, &pod.Spec.Volumes[i])
+		vol := &pod.Spec.Volumes[i]
+		name := helper.PVCName(pod, vol)
 		if name == "" {
+			if v, ok := pl.inlineVolume(logger, vol, pod.Namespace); ok {
+				out = append(out, v)
+			}
+			continue
+		}
+		if l.PersistentVolumeClaims == nil {
 			continue
 		}
 		pvc, err := l.PersistentVolumeClaims.PersistentVolumeClaims(pod.Namespace).Get(name)
 		if err != nil {
-			continue
-		}
-		if pvc.Spec.VolumeName == "" {
-			if sc := helper.StorageClass(l, pvc); sc != nil && sc.Provisioner != "" {
-				out[sc.Provisioner+"/"+pvc.Namespace+"/"+pvc.Name] = sc.Provisioner
+			if newPod {
+				return nil, fmt.Errorf("looking up PVC %s/%s: %w", pod.Namespace, name, err)
 			}
 			continue
 		}
-		pv, err := l.PersistentVolumes.Get(pvc.Spec.VolumeName)
+		if v, ok := pl.claimVolume(logger, pvc); ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// inlineVolume: an in-tree volume that migrates to CSI counts against
+// that driver (where the migration is on).
+func (pl *CSILimits) inlineVolume(logger klog.Logger, vol *v1.Volume, ns string) (volume, bool) {
+	if !pl.translator.IsInlineMigratable(vol) {
+		return volume{}, false
+	}
+	plugin, err := pl.translator.GetInTreePluginNameFromSpec(nil, vol)
+	if err != nil {
+		return volume{}, false
+	}
+	pv, err := pl.translator.TranslateInTreeInlineVolumeToCSI(logger, vol, ns)
+	if err != nil || pv == nil || pv.Spec.CSI == nil {
+		return volume{}, false
+	}
+	driver, err := pl.translator.GetCSINameFromInTreeName(plugin)
+	if err != nil {
+		return volume{}, false
+	}
+	return volume{unique: driver + "/" + pv.Spec.CSI.VolumeHandle, driver: driver, migratedFrom: plugin}, true
+}
+
+// claimVolume: a bound claim counts its PV's CSI driver and handle (an
+// in-tree PV its migrated driver); a claim not bound yet, or bound to a PV
+// not found, counts against its class's provisioner.
+func (pl *CSILimits) claimVolume(logger klog.Logger, pvc *v1.PersistentVolumeClaim) (volume, bool) {
+	l := pl.handle.Listers()
+	if pvc.Spec.VolumeName == "" || l.PersistentVolumes == nil {
+		return pl.classVolume(pvc)
+	}
+	pv, err := l.PersistentVolumes.Get(pvc.Spec.VolumeName)
+	if err != nil {
+		return pl.classVolume(pvc)
+	}
+	if pv.Spec.CSI != nil {
+		return volume{unique: pv.Spec.CSI.Driver + "/" + pv.Spec.CSI.VolumeHandle, driver: pv.Spec.CSI.Driver}, true
+	}
+	if !pl.translator.IsPVMigratable(pv) {
+		return volume{}, false
+	}
+	plugin, err := pl.translator.GetInTreePluginNameFromSpec(pv, nil)
+	if err != nil {
+		return volume{}, false
+	}
+	csiPV, err := pl.translator.TranslateInTreePVToCSI(logger, pv)
+	if err != nil || csiPV.Spec.CSI == nil {
+		return volume{}, false
+	}
+	return volume{unique: csiPV.Spec.CSI.Driver + "/" + csiPV.Spec.CSI.VolumeHandle, driver: csiPV.Spec.CSI.Driver, migratedFrom: plugin}, true
+}
+
+// classVolume counts an unbound claim against its class's provisioner (an
+// in-tree provisioner against its migrated driver).
+func (pl *CSILimits) classVolume(pvc *v1.PersistentVolumeClaim) (volume, bool) {
+	sc := helper.StorageClass(pl.handle.Listers(), pvc)
+	if sc == nil {
+		return volume{}, false
+	}
+	unique := unboundPrefix + pvc.Namespace + "/" + pvc.Name
+	if pl.translator.IsMigratableIntreePluginByName(sc.Provisioner) {
+		driver, err := pl.translator.GetCSINameFromInTreeName(sc.Provisioner)
+		if err != nil {
+			return volume{}, false
+		}
+		return volume{unique: driver + "/" + unique, driver: driver, migratedFrom: sc.Provisioner}, true
+	}
+	return volume{unique: sc.Provisioner + "/" + unique, driver: sc.Provisioner}, true
+}
+
+// attachedByVolumeAttachments lists the CSI volumes a node's
+// VolumeAttachments hold (with an attacher and a CSI PV), stale ones
+// included, as upstream counts them.
+func (pl *CSILimits) attachedByVolumeAttachments(vas []*storagev1.VolumeAttachment) map[string]string {
+	l := pl.handle.Listers()
+	out := map[string]string{}
+	for _, va := range vas {
+		if va.Spec.Attacher == "" || va.Spec.Source.PersistentVolumeName == nil || l.PersistentVolumes == nil {
+			continue
+		}
+		pv, err := l.PersistentVolumes.Get(*va.Spec.Source.PersistentVolumeName)
 		if err != nil || pv.Spec.CSI == nil {
 			continue
 		}
-		out[pv.Spec.CSI.Driver+"/"+pv.Spec.CSI.VolumeHandle] = pv.Spec.CSI.Driver
+		out[va.Spec.Attacher+"/"+pv.Spec.CSI.VolumeHandle] = va.Spec.Attacher
 	}
+	return out
 }
 
-// EventsToRegister: a pod leaving the node, or the node's CSINode changing.
+// migrationOn: in v1.37 the migration of the five in-tree plugins is on
+// (GA, locked) wherever the node has a CSINode.
+func migrationOn(csiNode *storagev1.CSINode, plugin string) bool {
+	if csiNode == nil {
+		return false
+	}
+	switch plugin {
+	case csilibplugins.AWSEBSInTreePluginName, csilibplugins.PortworxVolumePluginName, csilibplugins.GCEPDInTreePluginName,
+		csilibplugins.AzureDiskInTreePluginName, csilibplugins.CinderInTreePluginName:
+		return true
+	}
+	return false
+}
+
+// volumeLimits are the node's per-driver attach limits.
+func volumeLimits(csiNode *storagev1.CSINode) map[string]int32 {
+	out := map[string]int32{}
+	if csiNode == nil {
+		return out
+	}
+	for _, d := range csiNode.Spec.Drivers {
+		if d.Allocatable != nil && d.Allocatable.Count != nil {
+			out[d.Name] = *d.Allocatable.Count
+		}
+	}
+	return out
+}
+
+// EventsToRegister: a pod leaving the node, a VolumeAttachment going, or
+// the node's CSINode changing.
 func (*CSILimits) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete}},
 		{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update}},
+		{Event: framework.ClusterEvent{Resource: framework.VolumeAttachment, ActionType: framework.Delete}},
 		{Event: framework.ClusterEvent{Resource: framework.PersistentVolumeClaim, ActionType: framework.Add}, QueueingHintFn: helper.AfterClaimChange},
 	}, nil
 }
