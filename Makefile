@@ -65,6 +65,7 @@ bench:
 ## conformance: compare explain with upstream's answers (scenarios copied in testdata).
 conformance: build
 	bash ../shared/conformance/compare.sh -s internal/simulator/testdata/conformance 'bin/kubesched explain -f {} -o json'
+	bash ../shared/conformance/compare.sh -s internal/simulator/testdata/conformance-storage 'bin/kubesched explain -f {} -o json'
 
 ## example: simulate the bundled example.
 example:

@@ -33,8 +33,28 @@ func (c *PVCWrapper) Obj() *v1.PersistentVolumeClaim { return &c.PersistentVolum
 // Class sets the storage class.
 func (c *PVCWrapper) Class(name string) *PVCWrapper { c.Spec.StorageClassName = &name; return c }
 
-// BoundTo binds the claim to a PV.
-func (c *PVCWrapper) BoundTo(pv string) *PVCWrapper { c.Spec.VolumeName = pv; return c }
+// BoundTo binds the claim to a PV, as the PV controller leaves it
+// (spec.volumeName and the bind-completed annotation).
+func (c *PVCWrapper) BoundTo(pv string) *PVCWrapper {
+	c.Spec.VolumeName = pv
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations["pv.kubernetes.io/bind-completed"] = "yes"
+	return c
+}
+
+// PreboundTo names a PV in the claim without the binding being completed.
+func (c *PVCWrapper) PreboundTo(pv string) *PVCWrapper { c.Spec.VolumeName = pv; return c }
+
+// SelectedNode sets the volume.kubernetes.io/selected-node annotation.
+func (c *PVCWrapper) SelectedNode(node string) *PVCWrapper {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations["volume.kubernetes.io/selected-node"] = node
+	return c
+}
 
 // AccessModes sets the access modes.
 func (c *PVCWrapper) AccessModes(m ...v1.PersistentVolumeAccessMode) *PVCWrapper {

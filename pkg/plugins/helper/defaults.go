@@ -44,6 +44,11 @@ func SetDefaultsArgs(obj runtime.Object) {
 		if a.BindTimeoutSeconds == nil {
 			a.BindTimeoutSeconds = ptr.To[int64](600)
 		}
+		// StorageCapacityScoring is beta and on in v1.37: an empty class
+		// scores 10, a full one 0.
+		if len(a.Shape) == 0 {
+			a.Shape = []configv1.UtilizationShapePoint{{Utilization: 0, Score: 10}, {Utilization: 100, Score: 0}}
+		}
 	case *configv1.DynamicResourcesArgs:
 		if a.FilterTimeout == nil {
 			a.FilterTimeout = &metav1.Duration{Duration: configv1.DynamicResourcesFilterTimeoutDefault}

@@ -10,6 +10,7 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // maxUtilization is 100%.
@@ -37,10 +38,8 @@ type resourceAllocationScorer struct {
 	// useRequested: count actual requests (BalancedAllocation); otherwise
 	// containers without requests count as 100m cpu / 200Mi memory.
 	useRequested bool
-	shape        []shapePoint
+	shape        helper.FunctionShape
 }
-
-type shapePoint struct{ utilization, score int64 }
 
 func newScorer(s *configv1.ScoringStrategy) (resourceAllocationScorer, error) {
 	r := resourceAllocationScorer{resources: s.Resources}
@@ -55,7 +54,7 @@ func newScorer(s *configv1.ScoringStrategy) (resourceAllocationScorer, error) {
 			return r, fmt.Errorf("scoring strategy RequestedToCapacityRatio needs a shape")
 		}
 		for _, p := range s.RequestedToCapacityRatio.Shape {
-			r.shape = append(r.shape, shapePoint{int64(p.Utilization), int64(p.Score) * (framework.MaxNodeScore / maxCustomPriorityScore)})
+			r.shape = append(r.shape, helper.FunctionShapePoint{Utilization: int64(p.Utilization), Score: int64(p.Score) * (framework.MaxNodeScore / maxCustomPriorityScore)})
 		}
 	default:
 		return r, fmt.Errorf("scoring strategy %q is not supported", s.Type)
@@ -202,20 +201,7 @@ func mostRequestedScore(requested, capacity int64) int64 {
 
 // ratioScore is the broken-linear shape at the utilization.
 func (r *resourceAllocationScorer) ratioScore(requested, capacity int64) int64 {
-	u := int64(maxUtilization)
-	if capacity != 0 && requested <= capacity {
-		u = requested * maxUtilization / capacity
-	}
-	for i, p := range r.shape {
-		if u <= p.utilization {
-			if i == 0 {
-				return p.score
-			}
-			prev := r.shape[i-1]
-			return prev.score + (p.score-prev.score)*(u-prev.utilization)/(p.utilization-prev.utilization)
-		}
-	}
-	return r.shape[len(r.shape)-1].score
+	return r.shape.ScoreAt(requested, capacity)
 }
 
 // balancedScore rates how the pod changes the node's balance (upstream

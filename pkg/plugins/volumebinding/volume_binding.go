@@ -13,6 +13,7 @@ package volumebinding
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
@@ -35,11 +37,12 @@ const Name = "VolumeBinding"
 
 // Upstream's reasons.
 const (
-	ErrReasonBindConflict = "node(s) didn't find available persistent volumes to bind"
-	ErrReasonNodeConflict = "node(s) didn't match PersistentVolume's node affinity"
-	ErrReasonPVNotExist   = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
-	errUnboundImmediate   = "pod has unbound immediate PersistentVolumeClaims"
-	noProvisioner         = "kubernetes.io/no-provisioner"
+	ErrReasonBindConflict   = "node(s) didn't find available persistent volumes to bind"
+	ErrReasonNodeConflict   = "node(s) didn't match PersistentVolume's node affinity"
+	ErrReasonPVNotExist     = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+	ErrReasonNotEnoughSpace = "node(s) did not have enough free storage"
+	errUnboundImmediate     = "pod has unbound immediate PersistentVolumeClaims"
+	noProvisioner           = "kubernetes.io/no-provisioner"
 )
 
 const stateKey framework.StateKey = Name
@@ -48,6 +51,8 @@ const stateKey framework.StateKey = Name
 type VolumeBinding struct {
 	handle framework.Handle
 	mu     sync.Mutex
+	// shape scores a storage class's utilization.
+	shape helper.FunctionShape
 	// assumed maps a static PV chosen for a claim to that claim's key.
 	assumed map[string]string
 }
@@ -62,10 +67,20 @@ var (
 	_ framework.EnqueueExtensions = &VolumeBinding{}
 )
 
-// New builds the plugin (VolumeBindingArgs are accepted; bindTimeoutSeconds
-// and the scoring shape have nothing to act on yet).
-func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	return &VolumeBinding{handle: h, assumed: map[string]string{}}, nil
+// New builds the plugin. Of VolumeBindingArgs, the scoring shape is used
+// (StorageCapacityScoring, beta and on in v1.37); bindTimeoutSeconds has
+// nothing to act on.
+func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	args, err := helper.Args[configv1.VolumeBindingArgs](obj)
+	if err != nil {
+		return nil, err
+	}
+	shape := make(helper.FunctionShape, 0, len(args.Shape))
+	for _, p := range args.Shape {
+		// Shape scores are 0..10; node scores 0..100.
+		shape = append(shape, helper.FunctionShapePoint{Utilization: int64(p.Utilization), Score: int64(p.Score) * (framework.MaxNodeScore / 10)})
+	}
+	return &VolumeBinding{handle: h, assumed: map[string]string{}, shape: shape}, nil
 }
 
 // Name implements framework.Plugin.
@@ -86,7 +101,14 @@ type stateData struct {
 // (PV name -> claim) and claims left to dynamic provisioning.
 type nodeVolumes struct {
 	static    map[string]*v1.PersistentVolumeClaim
-	provision []*v1.PersistentVolumeClaim
+	provision []provision
+}
+
+// provision is a claim left to its provisioner on a node, with the
+// CSIStorageCapacity that admitted it (nil when capacity is not tracked).
+type provision struct {
+	claim    *v1.PersistentVolumeClaim
+	capacity *storagev1.CSIStorageCapacity
 }
 
 func (s *stateData) Clone() framework.StateData { return s }
@@ -123,7 +145,9 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("persistentvolumeclaim %q is being deleted", name))
 		}
 		switch {
-		case pvc.Spec.VolumeName != "":
+		case pvc.Spec.VolumeName != "" && metav1.HasAnnotation(pvc.ObjectMeta, annBindCompleted):
+			// Bound only once the PV controller says so: a claim prebound
+			// to a volume (spec.volumeName, no bind-completed) is not yet.
 			s.bound = append(s.bound, pvc)
 		case helper.IsDelayedBinding(l, pvc):
 			s.delayed = append(s.delayed, pvc)
@@ -155,27 +179,41 @@ func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, 
 	s := d.(*stateData)
 	node := ni.Node()
 	l := pl.handle.Listers()
-	var reasons []string
+	boundSatisfied, boundPVsFound := true, true
 	for _, pvc := range s.bound {
 		pv, err := l.PersistentVolumes.Get(pvc.Spec.VolumeName)
 		if err != nil {
-			reasons = append(reasons, ErrReasonPVNotExist)
+			boundPVsFound = false
 			break
 		}
 		if !pvNodeAffinityMatches(pv, node) {
-			reasons = append(reasons, ErrReasonNodeConflict)
+			boundSatisfied = false
 			break
 		}
 	}
+	unboundSatisfied, enoughSpace := true, true
 	if len(s.delayed) > 0 {
-		chosen, ok := pl.findVolumes(s.delayed, s.pvs, node)
-		if !ok {
-			reasons = append(reasons, ErrReasonBindConflict)
-		} else {
+		var chosen *nodeVolumes
+		chosen, unboundSatisfied, enoughSpace = pl.findVolumes(s.delayed, s.pvs, node)
+		if unboundSatisfied && enoughSpace {
 			s.mu.Lock()
 			s.chosen[node.Name] = chosen
 			s.mu.Unlock()
 		}
+	}
+	// Upstream's reasons, in its order (FindPodVolumes).
+	var reasons []string
+	if !boundSatisfied {
+		reasons = append(reasons, ErrReasonNodeConflict)
+	}
+	if !unboundSatisfied {
+		reasons = append(reasons, ErrReasonBindConflict)
+	}
+	if !enoughSpace {
+		reasons = append(reasons, ErrReasonNotEnoughSpace)
+	}
+	if !boundPVsFound {
+		reasons = append(reasons, ErrReasonPVNotExist)
 	}
 	if len(reasons) > 0 {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, reasons...)
@@ -192,18 +230,34 @@ func pvNodeAffinityMatches(pv *v1.PersistentVolume, node *v1.Node) bool {
 }
 
 // findVolumes picks, for each delayed claim, the smallest available static
-// PV that matches it on node, or accepts dynamic provisioning there.
-func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolume, node *v1.Node) (*nodeVolumes, bool) {
+// PV that matches it on node, or accepts dynamic provisioning there, as
+// upstream's FindPodVolumes: a claim whose selected-node annotation names
+// another node does not fit; one that names this node is provisioned; a
+// provisioner whose CSIDriver tracks storage capacity needs a
+// CSIStorageCapacity of the class that reaches the node and holds the
+// claim. ok is false on a bind conflict, space on a lack of capacity.
+func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolume, node *v1.Node) (chosen *nodeVolumes, ok, space bool) {
 	l := pl.handle.Listers()
-	chosen := &nodeVolumes{static: map[string]*v1.PersistentVolumeClaim{}}
+	chosen = &nodeVolumes{static: map[string]*v1.PersistentVolumeClaim{}}
+	var toProvision []*v1.PersistentVolumeClaim
 	pl.mu.Lock()
-	defer pl.mu.Unlock()
 	for _, pvc := range claims {
+		if selected, has := pvc.Annotations[annSelectedNode]; has {
+			if selected != node.Name {
+				pl.mu.Unlock()
+				return nil, false, true
+			}
+			toProvision = append(toProvision, pvc)
+			continue
+		}
 		key := claimKey(pvc)
 		var best *v1.PersistentVolume
 		for _, pv := range pvs {
 			if _, taken := chosen.static[pv.Name]; taken || !pl.available(pv, pvc, key) || !matches(pv, pvc) || !pvNodeAffinityMatches(pv, node) {
 				continue
+			}
+			if pvc.Spec.VolumeName != "" && pv.Name != pvc.Spec.VolumeName {
+				continue // prebound: only its volume
 			}
 			if best == nil || capacity(pv).Cmp(*capacity(best)) < 0 {
 				best = pv
@@ -213,13 +267,69 @@ func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, pvs []*
 			chosen.static[best.Name] = pvc
 			continue
 		}
+		toProvision = append(toProvision, pvc)
+	}
+	pl.mu.Unlock()
+	for _, pvc := range toProvision {
 		sc := helper.StorageClass(l, pvc)
 		if sc == nil || sc.Provisioner == "" || sc.Provisioner == noProvisioner || !allowedTopologiesMatch(sc, node) {
-			return nil, false
+			return nil, false, true
 		}
-		chosen.provision = append(chosen.provision, pvc)
+		enough, capacity := pl.storageCapacity(sc, pvc, node)
+		if !enough {
+			return nil, true, false
+		}
+		chosen.provision = append(chosen.provision, provision{claim: pvc, capacity: capacity})
 	}
-	return chosen, true
+	return chosen, true, true
+}
+
+// storageCapacity is upstream's hasEnoughCapacity: without a CSIDriver
+// that tracks capacity (storageCapacity: true) there is always room;
+// otherwise a CSIStorageCapacity of the class, reaching the node, whose
+// maximumVolumeSize (else capacity) holds the claim. The first such object
+// (by namespace and name) is the node's capacity for scoring.
+func (pl *VolumeBinding) storageCapacity(sc *storagev1.StorageClass, pvc *v1.PersistentVolumeClaim, node *v1.Node) (bool, *storagev1.CSIStorageCapacity) {
+	want, ok := pvc.Spec.Resources.Requests[v1.ResourceStorage]
+	if !ok {
+		return true, nil
+	}
+	l := pl.handle.Listers()
+	if l.CSIDrivers == nil || l.CSIStorageCapacities == nil {
+		return true, nil
+	}
+	driver, err := l.CSIDrivers.Get(sc.Provisioner)
+	if err != nil || driver.Spec.StorageCapacity == nil || !*driver.Spec.StorageCapacity {
+		return true, nil
+	}
+	caps, err := l.CSIStorageCapacities.List(labels.Everything())
+	if err != nil {
+		return false, nil
+	}
+	sort.Slice(caps, func(i, j int) bool {
+		if caps[i].Namespace != caps[j].Namespace {
+			return caps[i].Namespace < caps[j].Namespace
+		}
+		return caps[i].Name < caps[j].Name
+	})
+	for _, c := range caps {
+		if c.StorageClassName != sc.Name || c.NodeTopology == nil {
+			continue
+		}
+		limit := c.MaximumVolumeSize
+		if limit == nil {
+			limit = c.Capacity
+		}
+		if limit == nil || limit.Value() < want.Value() {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
+		if err != nil || !sel.Matches(labels.Set(node.Labels)) {
+			continue
+		}
+		return true, c
+	}
+	return false, nil
 }
 
 // available: not being deleted, not claimed by or held for another claim.
@@ -320,19 +430,74 @@ func (*VolumeBinding) PreScore(context.Context, *framework.CycleState, *v1.Pod, 
 	return nil
 }
 
-// Score is 0: capacity-based scoring needs CSIStorageCapacity, not modeled.
-func (*VolumeBinding) Score(context.Context, *framework.CycleState, *v1.Pod, *framework.NodeInfo) (int64, *framework.Status) {
-	return 0, nil
+// Score is upstream's (StorageCapacityScoring): per storage class, the
+// requested storage over the capacity, through the shape (by default an
+// empty class scores 100, a full one 0), averaged over the classes. With
+// static bindings on the node, the chosen PVs' capacities; otherwise the
+// claims to provision, against the CSIStorageCapacity that admitted them.
+func (pl *VolumeBinding) Score(_ context.Context, state *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+	chosen := chosenOn(state, ni.NodeName())
+	if len(chosen.static) == 0 && len(chosen.provision) == 0 {
+		return 0, nil // nothing to score, nothing allocated
+	}
+	type usage struct{ requested, capacity int64 }
+	classes := map[string]*usage{}
+	class := func(name string) *usage {
+		u := classes[name]
+		if u == nil {
+			u = &usage{}
+			classes[name] = u
+		}
+		return u
+	}
+	if len(chosen.static) > 0 {
+		l := pl.handle.Listers()
+		for pvName, pvc := range chosen.static {
+			pv, err := l.PersistentVolumes.Get(pvName)
+			if err != nil {
+				continue
+			}
+			u := class(pv.Spec.StorageClassName)
+			req := pvc.Spec.Resources.Requests[v1.ResourceStorage]
+			capacity := pv.Spec.Capacity[v1.ResourceStorage]
+			u.requested += req.Value()
+			u.capacity += capacity.Value()
+		}
+	} else {
+		for _, p := range chosen.provision {
+			if p.capacity == nil {
+				continue
+			}
+			u := class(helper.StorageClassName(p.claim))
+			// Not +=: two claims of one class share the node's capacity.
+			if p.capacity.Capacity != nil {
+				u.capacity = p.capacity.Capacity.Value()
+			}
+			req := p.claim.Spec.Resources.Requests[v1.ResourceStorage]
+			u.requested += req.Value()
+		}
+	}
+	if len(classes) == 0 {
+		return 0, nil
+	}
+	var total int64
+	for _, u := range classes {
+		total += pl.shape.ScoreAt(u.requested, u.capacity)
+	}
+	return int64(math.Round(float64(total) / float64(len(classes)))), nil
 }
 
 // ScoreExtensions implements framework.ScorePlugin.
 func (*VolumeBinding) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // chosenOn returns what Filter found on node for the delayed claims.
+// noVolumes is what a node without chosen volumes has (shared, read-only).
+var noVolumes = &nodeVolumes{}
+
 func chosenOn(state *framework.CycleState, node string) *nodeVolumes {
 	d, err := state.Read(stateKey)
 	if err != nil {
-		return &nodeVolumes{}
+		return noVolumes
 	}
 	s := d.(*stateData)
 	s.mu.Lock()
@@ -340,7 +505,7 @@ func chosenOn(state *framework.CycleState, node string) *nodeVolumes {
 	if v := s.chosen[node]; v != nil {
 		return v
 	}
-	return &nodeVolumes{}
+	return noVolumes
 }
 
 // Reserve holds the static PVs chosen on the node for the pod's claims.
@@ -393,6 +558,7 @@ func (pl *VolumeBinding) Unreserve(_ context.Context, state *framework.CycleStat
 // Upstream's annotations for a binding the scheduler makes.
 const (
 	annBoundByController = "pv.kubernetes.io/bound-by-controller"
+	annBindCompleted     = "pv.kubernetes.io/bind-completed"
 	annSelectedNode      = "volume.kubernetes.io/selected-node"
 )
 
@@ -423,7 +589,8 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, state *framework.CycleStat
 			return framework.AsStatus(fmt.Errorf("binding PersistentVolume %q to claim %s: %w", name, claimKey(pvc), err))
 		}
 	}
-	for _, pvc := range chosen.provision {
+	for _, p := range chosen.provision {
+		pvc := p.claim
 		cur, err := l.PersistentVolumeClaims.PersistentVolumeClaims(pvc.Namespace).Get(pvc.Name)
 		if err != nil {
 			return framework.AsStatus(fmt.Errorf("provisioning claim %s: %w", claimKey(pvc), err))

@@ -7,6 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubesched/kubesched/internal/cache"
 	st "github.com/kubesched/kubesched/internal/testing"
@@ -23,6 +26,13 @@ var (
 
 func nodes() []*v1.Node {
 	return []*v1.Node{st.MakeNode().Name("a1").Label(zone, "a").Obj(), st.MakeNode().Name("b1").Label(zone, "b").Obj()}
+}
+
+// capacityIn is a CSIStorageCapacity of a class for the nodes labelled key=value.
+func capacityIn(name, class, key, value, size string) *storagev1.CSIStorageCapacity {
+	q := resource.MustParse(size)
+	return &storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}, StorageClassName: class,
+		NodeTopology: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}}, Capacity: &q}
 }
 
 func TestFilter(t *testing.T) {
@@ -85,6 +95,27 @@ func TestFilter(t *testing.T) {
 				return sc
 			}()},
 			want: map[string]string{"a1": "", "b1": unres + ErrReasonBindConflict},
+		},
+		{
+			name: "a claim prebound to a volume (no bind-completed) of an Immediate class is not bound yet",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("fast").PreboundTo("pv-a").Obj(), st.StorageClass("fast", immediate, "csi.example.com"),
+				st.MakePV("pv-a", "1Gi", "fast").Obj()},
+			want: map[string]string{"a1": unres + errUnboundImmediate, "b1": unres + errUnboundImmediate},
+		},
+		{
+			name: "a claim whose selected node is another node does not fit there",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("zonal").SelectedNode("b1").Obj(), st.StorageClass("zonal", wffc, "csi.example.com")},
+			want: map[string]string{"a1": unres + ErrReasonBindConflict, "b1": ""},
+		},
+		{
+			name: "a provisioner that tracks capacity needs a CSIStorageCapacity large enough that reaches the node",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "5Gi").Class("lvm").Obj(), st.StorageClass("lvm", wffc, "lvm.csi.example.com"),
+				&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "lvm.csi.example.com"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true)}},
+				capacityIn("cap-a", "lvm", zone, "a", "10Gi"), capacityIn("cap-b", "lvm", zone, "b", "1Gi")},
+			want: map[string]string{"a1": "", "b1": unres + ErrReasonNotEnoughSpace},
 		},
 	}
 	for _, tt := range tests {
