@@ -71,8 +71,13 @@ func MakePV(name, size, class string) *PVWrapper {
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: v1.PersistentVolumeSpec{Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)},
 			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: class},
+		// Available, as the PV controller leaves a new volume.
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeAvailable},
 	}}
 }
+
+// Pending leaves the PV without the PV controller's Available phase.
+func (v *PVWrapper) Pending() *PVWrapper { v.Status.Phase = v1.VolumePending; return v }
 
 // Obj returns the PV.
 func (p *PVWrapper) Obj() *v1.PersistentVolume { return &p.PersistentVolume }

@@ -55,7 +55,7 @@ type scenario struct {
 }
 
 func TestDifferentialAgainstKubeScheduler(t *testing.T) {
-	for _, sc := range differentialScenarios() {
+	for _, sc := range append(differentialScenarios(), storageScenarios()...) {
 		sc := sc
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()

@@ -332,12 +332,18 @@ func (pl *VolumeBinding) storageCapacity(sc *storagev1.StorageClass, pvc *v1.Per
 	return false, nil
 }
 
-// available: not being deleted, not claimed by or held for another claim.
+// available: not being deleted, not claimed by or held for another claim;
+// Available (status.phase), unless it is already bound to this claim, as
+// upstream's FindMatchingVolume (component-helpers) requires.
 func (pl *VolumeBinding) available(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim, key string) bool {
 	if pv.DeletionTimestamp != nil {
 		return false
 	}
-	if ref := pv.Spec.ClaimRef; ref != nil && (ref.Namespace != pvc.Namespace || ref.Name != pvc.Name || (ref.UID != "" && ref.UID != pvc.UID)) {
+	ref := pv.Spec.ClaimRef
+	if ref != nil && (ref.Namespace != pvc.Namespace || ref.Name != pvc.Name || (ref.UID != "" && ref.UID != pvc.UID)) {
+		return false
+	}
+	if ref == nil && pv.Status.Phase != v1.VolumeAvailable {
 		return false
 	}
 	if holder, ok := pl.assumed[pv.Name]; ok && holder != key {

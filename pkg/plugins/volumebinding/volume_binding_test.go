@@ -104,6 +104,13 @@ func TestFilter(t *testing.T) {
 			want: map[string]string{"a1": unres + errUnboundImmediate, "b1": unres + errUnboundImmediate},
 		},
 		{
+			name: "a PV the PV controller has not made Available yet does not match",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("local").Obj(), st.StorageClass("local", wffc, ""),
+				st.MakePV("pv-b", "2Gi", "local").NodeAffinityIn(zone, "b").Pending().Obj()},
+			want: map[string]string{"a1": unres + ErrReasonBindConflict, "b1": unres + ErrReasonBindConflict},
+		},
+		{
 			name: "a claim whose selected node is another node does not fit there",
 			pod:  pod,
 			objs: []interface{}{st.MakePVC("data", "1Gi").Class("zonal").SelectedNode("b1").Obj(), st.StorageClass("zonal", wffc, "csi.example.com")},
