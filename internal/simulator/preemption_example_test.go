@@ -57,3 +57,40 @@ func TestExplainSaysWhomPreemptionWouldEvict(t *testing.T) {
 		t.Errorf("message %q, want it to end with %q (no period of ours)", r.Message, want)
 	}
 }
+
+// TestTheStorageExample: examples/storage.yaml does what its header says.
+func TestTheStorageExample(t *testing.T) {
+	c, err := Load([]string{"../../examples/storage.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Run(context.Background())
+	if errs := w.CheckInvariants(); len(errs) > 0 {
+		t.Fatalf("invariants: %v", errs)
+	}
+	got := map[string]PodResult{}
+	for _, p := range w.Report().Pods {
+		got[p.Name] = p
+	}
+	dbNodes := map[string]bool{}
+	for _, db := range []string{"db-0", "db-1", "db-2"} {
+		n := got[db].Node
+		if n == "" || n == "node-a2" || dbNodes[n] {
+			t.Errorf("%s on %q; want each db pod on its own node with a free local PV (not node-a2)", db, n)
+		}
+		dbNodes[n] = true
+	}
+	if n := got["reporter"].Node; n != "node-a1" {
+		t.Errorf("reporter on %q, want node-a1: zone a (its PV), and node-a2 is at its EBS limit", n)
+	}
+	if n := got["uploader"].Node; n == "" || n == "node-a2" {
+		t.Errorf("uploader on %q, want a node below its EBS limit", n)
+	}
+	if p := got["cache"]; p.Node != "" || !strings.Contains(p.Message, "did not have enough free storage") {
+		t.Errorf("cache: node %q, message %q; want it pending for lack of storage capacity", p.Node, p.Message)
+	}
+}
