@@ -155,15 +155,10 @@ func createPV(t *testing.T, c kubernetes.Interface, name, class, size string, ed
 		StorageClassName: class, Capacity: v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)},
 		AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}}}
 	edit(pv)
-	created, err := c.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := c.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Available, as the PV controller (not running here) would make it.
-	created.Status.Phase = v1.VolumeAvailable
-	if _, err := c.CoreV1().PersistentVolumes().UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	makeAvailable(t, c, name)
 }
 
 func createPVC(t *testing.T, c kubernetes.Interface, name, class, size string, edit func(*v1.PersistentVolumeClaim)) {

@@ -9,6 +9,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	fw "github.com/kubesched/kubesched/test/integration/framework"
 )
@@ -36,6 +37,7 @@ func TestAWaitForFirstConsumerClaimIsBoundToTheStaticVolumeOfTheChosenNode(t *te
 				{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{"right"}}}}}}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	makeAvailable(t, c, "disk-right")
 	class := "local"
 	if _, err := c.CoreV1().PersistentVolumeClaims("default").Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
 		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: &class,
@@ -85,8 +87,12 @@ func TestAPodWaitingForItsClaimIsScheduledWhenTheClaimAppears(t *testing.T) {
 			PersistentVolumeSource: v1.PersistentVolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/tmp/late"}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	makeAvailable(t, c, "pv-late")
 	empty := ""
-	if _, err := c.CoreV1().PersistentVolumeClaims("default").Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "late"},
+	// Bound as the PV controller leaves a claim (bind-completed), so the
+	// scheduler takes it as bound.
+	if _, err := c.CoreV1().PersistentVolumeClaims("default").Create(ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "late",
+		Annotations: map[string]string{"pv.kubernetes.io/bind-completed": "yes"}},
 		Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce}, StorageClassName: &empty, VolumeName: "pv-late",
 			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -96,4 +102,18 @@ func TestAPodWaitingForItsClaimIsScheduledWhenTheClaimAppears(t *testing.T) {
 		got, err := getPod(c, "default", "app")
 		return err == nil && got.Spec.NodeName == "only", err
 	})
+}
+
+// makeAvailable sets a PV's phase to Available, as the PV controller (not
+// running in these tests) would; kube-scheduler matches only Available PVs.
+func makeAvailable(t *testing.T, c kubernetes.Interface, name string) {
+	t.Helper()
+	pv, err := c.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv.Status.Phase = v1.VolumeAvailable
+	if _, err := c.CoreV1().PersistentVolumes().UpdateStatus(context.Background(), pv, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
