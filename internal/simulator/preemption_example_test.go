@@ -12,19 +12,7 @@ import (
 // says: every web replica is placed by preempting batch pods, and the batch
 // pods a PodDisruptionBudget protects are spared while others can go.
 func TestThePreemptionExample(t *testing.T) {
-	c, err := Load([]string{"../../examples/preemption.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Run(context.Background())
-	if errs := w.CheckInvariants(); len(errs) > 0 {
-		t.Fatalf("invariants: %v", errs)
-	}
-	rep := w.Report()
+	rep := simulateExample(t, "../../examples/preemption.yaml").Report()
 	if rep.Summary.Scheduled != 3 || rep.Summary.Unschedulable != 0 || rep.Summary.Preempted == 0 {
 		t.Errorf("summary %+v, want 3 scheduled, 0 unschedulable, some preempted", rep.Summary)
 	}
@@ -60,20 +48,8 @@ func TestExplainSaysWhomPreemptionWouldEvict(t *testing.T) {
 
 // TestTheStorageExample: examples/storage.yaml does what its header says.
 func TestTheStorageExample(t *testing.T) {
-	c, err := Load([]string{"../../examples/storage.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Run(context.Background())
-	if errs := w.CheckInvariants(); len(errs) > 0 {
-		t.Fatalf("invariants: %v", errs)
-	}
 	got := map[string]PodResult{}
-	for _, p := range w.Report().Pods {
+	for _, p := range simulateExample(t, "../../examples/storage.yaml").Report().Pods {
 		got[p.Name] = p
 	}
 	dbNodes := map[string]bool{}
@@ -93,4 +69,23 @@ func TestTheStorageExample(t *testing.T) {
 	if p := got["cache"]; p.Node != "" || !strings.Contains(p.Message, "did not have enough free storage") {
 		t.Errorf("cache: node %q, message %q; want it pending for lack of storage capacity", p.Node, p.Message)
 	}
+}
+
+// simulateExample loads an example, simulates it with the default profile
+// and seed 1, and checks the invariants.
+func simulateExample(t *testing.T, path string) *World {
+	t.Helper()
+	c, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Run(context.Background())
+	if errs := w.CheckInvariants(); len(errs) > 0 {
+		t.Fatalf("invariants: %v", errs)
+	}
+	return w
 }
