@@ -20,20 +20,28 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 	if !q.isEventOfInterest(event) {
 		return
 	}
-	// Map order does not matter: hints have no side effects, and every
-	// heap orders its pods totally (down to the arrival number), so the
-	// simulator's runs stay byte-identical.
-	for k, p := range q.unschedulable {
+	// The pods to move are collected first, then moved: moving a gated
+	// pod puts it back in the map being read. Map order does not matter:
+	// hints have no side effects, and every heap orders its pods totally
+	// (down to the arrival number), so the simulator's runs stay
+	// byte-identical.
+	type move struct {
+		p *framework.QueuedPodInfo
+		s queueingStrategy
+	}
+	var moves []move
+	for _, p := range q.unschedulable {
 		if preCheck != nil && !preCheck(p.Pod) {
 			continue
 		}
-		s := q.isPodWorthRequeuing(p, event, oldObj, newObj)
-		if s == queueSkip {
-			continue
+		if s := q.isPodWorthRequeuing(p, event, oldObj, newObj); s != queueSkip {
+			moves = append(moves, move{p, s})
 		}
-		delete(q.unschedulable, k)
-		q.requeue(p, s, event.String())
-		q.logger.V(5).Info("Pod moved", "pod", klog.KObj(p.Pod), "event", event.String())
+	}
+	for _, m := range moves {
+		delete(q.unschedulable, qKey(m.p))
+		q.requeue(m.p, m.s, event.String())
+		q.logger.V(5).Info("Pod moved", "pod", klog.KObj(m.p.Pod), "event", event.String())
 	}
 	q.recordEventIfAnyInFlight(event, oldObj, newObj)
 }
