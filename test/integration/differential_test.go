@@ -312,6 +312,12 @@ func differentialScenarios() []scenario {
 				fw.CreatePod(t, c, withPriority(pod("first", "1500m"), 10))
 				waitCondition(t, c, "second")
 				waitCondition(t, c, "first")
+				// Let both backoffs (1 s, aligned to 1 s windows) run out, so the
+				// uncordon moves both pods to activeQ together and the higher
+				// priority pops first. Without it, the two pods' backoffs can end in
+				// different windows and "second" pops from backoffQ first, in
+				// either scheduler: the script would depend on timing.
+				time.Sleep(3 * time.Second)
 				editNode(t, c, "node-1", func(n *v1.Node) { n.Spec.Unschedulable = false })
 				node, _ := waitBound(t, c, "first", 30*time.Second) // the pod watch pauses at this Binding
 				o.exact["first"] = node
