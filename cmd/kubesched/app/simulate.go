@@ -32,12 +32,17 @@ The same input and seed give the same output, byte for byte.`,
 			if err != nil {
 				return err
 			}
+			stop, err := startProfile(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			cluster, err := simulator.Load(opts.Files)
 			if err != nil {
 				return err
 			}
 			reportSkipped(s, cluster)
-			w, err := simulator.NewWorld(cmd.Context(), cluster, cc.ComponentConfig, cc.Registry, cc.Seed)
+			w, err := simulator.NewWorld(cmd.Context(), cluster, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
 			if err != nil {
 				return err
 			}
@@ -48,19 +53,14 @@ The same input and seed give the same output, byte for byte.`,
 				}
 				fmt.Fprintf(s.errOut, "left pending: %s\n", describeCounts(names, "pod(s) for scheduler %q"))
 			}
-			stop, err := startProfile(cpuProfile)
-			if err != nil {
-				return err
-			}
 			w.Run(cmd.Context())
-			stop()
 			return w.Report().Write(s.out, opts.Output)
 		},
 	}
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json", "yaml")
-	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the scheduling run to this file.")
+	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
 	addFlagSets(cmd, fss)
 	return cmd
 }
