@@ -338,6 +338,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 		ni.ImageStates = c.imageSummaries(it.info.Node())
 		copied++
 		if old, ok := s.nodeInfoMap[name]; ok {
+			ni.Index = old.Index
 			*old = *ni
 		} else {
 			s.nodeInfoMap[name] = ni

@@ -68,6 +68,9 @@ func (s *Snapshot) rebuildList() {
 			}
 		}
 	}
+	for i, ni := range s.nodeInfoList {
+		ni.Index = i
+	}
 }
 
 // NodeInfos implements framework.SharedLister.

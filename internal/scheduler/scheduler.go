@@ -73,6 +73,8 @@ type options struct {
 	// percentageOfNodesToScore overrides the configuration (explain uses 100).
 	percentage *int32
 	listers    *framework.Listers
+	// noEquivalenceCache turns the equivalence cache off (on by default).
+	noEquivalenceCache bool
 }
 
 // Option configures New.
@@ -83,6 +85,11 @@ func WithClock(c clock.WithTickerAndDelayedExecution) Option { return func(o *op
 
 // WithListers gives plugins the cluster's other objects.
 func WithListers(l framework.Listers) Option { return func(o *options) { o.listers = &l } }
+
+// WithEquivalenceCache turns the equivalence cache on or off (the
+// EquivalenceCache feature gate; on by default). Decisions are the same
+// either way.
+func WithEquivalenceCache(on bool) Option { return func(o *options) { o.noEquivalenceCache = !on } }
 
 // WithSeed seeds the tie-breaking random source.
 func WithSeed(seed int64) Option { return func(o *options) { o.seed = seed } }
@@ -136,6 +143,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			Nominator:     nominator,
 			Listers:       o.listers,
 			World:         world,
+
+			EquivalenceCache: !o.noEquivalenceCache,
 		})
 		if err != nil {
 			return nil, err

@@ -30,6 +30,10 @@ type CycleState struct {
 	SkipScorePlugins sets.Set[string]
 	// RecordPluginMetrics: this cycle is sampled for per-plugin durations.
 	RecordPluginMetrics bool
+	// Equivalence is the runtime's handle on its equivalence cache for
+	// this cycle (nil: not used). Plugins never touch it; Clone drops it,
+	// so speculative evaluations (preemption) run uncached.
+	Equivalence any
 }
 
 // NewCycleState returns an empty CycleState.

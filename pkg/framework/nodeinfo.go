@@ -103,13 +103,18 @@ type NodeInfo struct {
 	PodsWithRequiredAntiAffinity []*PodInfo
 	// DeclaredFeatures are the features the node declares in its status.
 	DeclaredFeatures ndf.FeatureSet
-	// Generation changes on every mutation.
+	// Generation changes on every mutation; it is unique over all
+	// NodeInfos (a copy shares it only until either is mutated).
 	Generation int64
+	// Index is the node's position in the scheduling snapshot's list, set
+	// by the snapshot; per-node caches (the equivalence cache) key by it.
+	// -1 outside a snapshot.
+	Index int
 }
 
 // NewNodeInfo returns a NodeInfo with the given pods and no node.
 func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
-	ni := &NodeInfo{UsedPorts: HostPortInfo{}, Generation: nextGeneration()}
+	ni := &NodeInfo{UsedPorts: HostPortInfo{}, Generation: nextGeneration(), Index: -1}
 	for _, p := range pods {
 		ni.AddPod(p)
 	}
@@ -225,6 +230,7 @@ func (n *NodeInfo) Snapshot() *NodeInfo {
 		ImageStates:                  n.ImageStates,
 		DeclaredFeatures:             n.DeclaredFeatures,
 		Generation:                   n.Generation,
+		Index:                        n.Index,
 	}
 	return out
 }

@@ -73,7 +73,7 @@ spec.nodeName.`,
 			}
 			cluster.Pods = kept
 			w, err := simulator.NewWorld(cmd.Context(), cluster, cc.ComponentConfig, cc.Registry, cc.Seed,
-				scheduler.WithPercentageOfNodesToScore(100))
+				append(cc.SchedulerOptions(), scheduler.WithPercentageOfNodesToScore(100))...)
 			if err != nil {
 				return err
 			}

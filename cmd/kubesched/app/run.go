@@ -135,7 +135,8 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	metrics.Register()
 	world := kube.NewWorld(client)
 	informers := kube.NewInformers(client)
-	sched, err := scheduler.New(ctx, cfg, cc.Registry, world, scheduler.WithSeed(time.Now().UnixNano()), scheduler.WithListers(informers.Listers()))
+	sched, err := scheduler.New(ctx, cfg, cc.Registry, world,
+		append(cc.SchedulerOptions(), scheduler.WithSeed(time.Now().UnixNano()), scheduler.WithListers(informers.Listers()))...)
 	if err != nil {
 		return err
 	}

@@ -100,6 +100,33 @@ func (s *Store) AddNode(node *v1.Node) error {
 	return nil
 }
 
+// UpdateNode replaces a node (same name).
+func (s *Store) UpdateNode(node *v1.Node) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.nodes[node.Name]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, node.Name)
+	}
+	s.nodes[node.Name] = node
+	s.notify(func(h cluster.EventHandler) { h.OnNodeUpdate(old, node) })
+	return nil
+}
+
+// DeleteNode deletes a node; its pods stay (as in a cluster, until the pod
+// garbage collector removes them).
+func (s *Store) DeleteNode(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.nodes[name]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
+	}
+	delete(s.nodes, name)
+	s.notify(func(h cluster.EventHandler) { h.OnNodeDelete(old) })
+	return nil
+}
+
 // AddPod adds a pod.
 func (s *Store) AddPod(pod *v1.Pod) error {
 	s.mu.Lock()

@@ -52,6 +52,10 @@ type Options struct {
 	// Listers read namespaces, services, controllers, PDBs and storage
 	// objects; empty when unset.
 	Listers *framework.Listers
+	// EquivalenceCache turns on the equivalence cache (see
+	// equivalence.go): the same decisions, computed once per class of pods
+	// and node generation.
+	EquivalenceCache bool
 	// World deletes preemption victims and clears nominations; nil makes
 	// both no-ops (explain, tests).
 	World interface {
@@ -87,6 +91,10 @@ type Framework struct {
 	preBind    []framework.PreBindPlugin
 	bind       []framework.BindPlugin
 	postBind   []framework.PostBindPlugin
+
+	// eq is the equivalence cache, nil when off or when no plugin of the
+	// profile can use it.
+	eq *equivalenceCache
 }
 
 var _ framework.Handle = &Framework{}
@@ -279,6 +287,9 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 	}
 	if len(f.bind) == 0 {
 		return nil, fmt.Errorf("profile %q: at least one bind plugin is needed", prof.SchedulerName)
+	}
+	if opts.EquivalenceCache {
+		f.eq = newEquivalenceCache(f)
 	}
 	return f, nil
 }
@@ -484,6 +495,11 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 	if returnStatus != nil {
 		return nil, returnStatus, rejectors
 	}
+	if f.eq != nil {
+		if cy := f.eq.beginCycle(pod, skip, f.filter, len(nodes)); cy != nil {
+			state.Equivalence = cy
+		}
+	}
 	if result != nil {
 		result.Restrictors = restrictors
 	}
@@ -541,6 +557,9 @@ func (f *Framework) runFilter(ctx context.Context, pl framework.FilterPlugin, st
 // them absent to pass); both must pass.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, info *framework.NodeInfo) *framework.Status {
 	if f.opts.Nominator == nil || !f.opts.Nominator.HasNominatedPods() {
+		if cy, ok := state.Equivalence.(*eqCycle); ok {
+			return f.runFilterPluginsCached(ctx, state, pod, info, cy)
+		}
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
 	nominated := f.opts.Nominator.NominatedPodsForNode(info.NodeName())
@@ -552,6 +571,9 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 		}
 	}
 	if len(add) == 0 {
+		if cy, ok := state.Equivalence.(*eqCycle); ok {
+			return f.runFilterPluginsCached(ctx, state, pod, info, cy)
+		}
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
 	withNominated := info.Snapshot()
@@ -564,6 +586,9 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 	}
 	if st := f.RunFilterPlugins(ctx, stateWith, pod, withNominated); !st.IsSuccess() {
 		return st
+	}
+	if cy, ok := state.Equivalence.(*eqCycle); ok {
+		return f.runFilterPluginsCached(ctx, state, pod, info, cy)
 	}
 	return f.RunFilterPlugins(ctx, state, pod, info)
 }
@@ -644,9 +669,16 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 // parallel over nodes, normalizes per plugin, and applies the weights.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
 	plugins := make([]weightedScore, 0, len(f.score))
-	for _, pl := range f.score {
+	slots := make([]int, 0, len(f.score)) // the equivalence cache's score slot, or -1
+	cy, _ := state.Equivalence.(*eqCycle)
+	for i, pl := range f.score {
 		if !state.SkipScorePlugins.Has(pl.Name()) {
 			plugins = append(plugins, pl)
+			slot := -1
+			if cy != nil {
+				slot = f.eq.scoreSlot[i]
+			}
+			slots = append(slots, slot)
 		}
 	}
 	scores := make([]framework.NodeScoreList, len(plugins))
@@ -658,7 +690,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	errCh := make(chan *framework.Status, 1)
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
 		for j, pl := range plugins {
-			s, st := runScore(ctx, pl.ScorePlugin, state, pod, nodes[i])
+			var s int64
+			var st *framework.Status
+			if slots[j] >= 0 {
+				s, st = f.cachedScore(ctx, pl.ScorePlugin, slots[j], state, pod, nodes[i], cy)
+			} else {
+				s, st = runScore(ctx, pl.ScorePlugin, state, pod, nodes[i])
+			}
 			if !st.IsSuccess() {
 				select {
 				case errCh <- framework.AsStatus(fmt.Errorf("plugin %q failed with: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name()):

@@ -120,3 +120,19 @@ func calculatePriority(sum int64, numContainers int) int64 {
 	}
 	return framework.MaxNodeScore * (sum - minThreshold) / (maxThreshold - minThreshold)
 }
+
+// AppendPodSignature implements framework.EquivalencePlugin: Score reads
+// the pod's images, the node's image states and the number of nodes (in
+// the signature too: it is the same for every node of a cycle).
+func (pl *ImageLocality) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	s, err := pl.compute(pod)
+	if err != nil {
+		return b, false
+	}
+	b = framework.AppendSigInt(b, int64(s.totalNodes))
+	b = framework.AppendSigInt(b, int64(len(s.images)))
+	for _, img := range s.images {
+		b = framework.AppendSigString(b, img)
+	}
+	return b, true
+}

@@ -5,7 +5,10 @@ package nodeaffinity
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -227,4 +230,25 @@ func (pl *NodeAffinity) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newOb
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil
+}
+
+// AppendPodSignature implements framework.EquivalencePlugin: Filter and
+// Score read the pod's nodeSelector and node affinity (the added affinity
+// is the profile's, the same for every pod) and the node's labels and
+// fields.
+func (*NodeAffinity) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	keys := slices.Sorted(maps.Keys(pod.Spec.NodeSelector))
+	b = framework.AppendSigInt(b, int64(len(keys)))
+	for _, k := range keys {
+		b = framework.AppendSigString(b, k)
+		b = framework.AppendSigString(b, pod.Spec.NodeSelector[k])
+	}
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		j, err := json.Marshal(a.NodeAffinity)
+		if err != nil {
+			return b, false
+		}
+		return framework.AppendSigBytes(b, j), true
+	}
+	return framework.AppendSigBytes(b, nil), true
 }

@@ -57,3 +57,8 @@ func (*NodeName) Filter(_ context.Context, _ *framework.CycleState, pod *v1.Pod,
 func (*NodeName) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}), nil
 }
+
+// AppendPodSignature implements framework.EquivalencePlugin.
+func (*NodeName) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	return framework.AppendSigString(b, pod.Spec.NodeName), true
+}

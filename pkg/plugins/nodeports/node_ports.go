@@ -107,3 +107,16 @@ func afterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fra
 	}
 	return framework.QueueSkip, nil
 }
+
+// AppendPodSignature implements framework.EquivalencePlugin: Filter reads
+// the pod's host ports and the node's used ports.
+func (*NodePorts) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	ports := framework.HostPortsOf(pod)
+	b = framework.AppendSigInt(b, int64(len(ports)))
+	for i := range ports {
+		b = framework.AppendSigString(b, ports[i].HostIP)
+		b = framework.AppendSigString(b, string(ports[i].Protocol))
+		b = framework.AppendSigInt(b, int64(ports[i].HostPort))
+	}
+	return b, true
+}

@@ -72,3 +72,12 @@ func (b *BalancedAllocation) Score(_ context.Context, state *framework.CycleStat
 
 // ScoreExtensions implements framework.ScorePlugin.
 func (*BalancedAllocation) ScoreExtensions() framework.ScoreExtensions { return nil }
+
+// AppendPodSignature implements framework.EquivalencePlugin: Score (and
+// PreScore's Skip) read the requests of the balanced resources.
+func (b *BalancedAllocation) AppendPodSignature(sig []byte, pod *v1.Pod) ([]byte, bool) {
+	for _, r := range b.scorer.podRequests(pod) {
+		sig = framework.AppendSigInt(sig, r)
+	}
+	return sig, true
+}

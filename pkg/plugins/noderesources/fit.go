@@ -274,3 +274,15 @@ func (f *Fit) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interfac
 	}
 	return framework.QueueSkip, nil
 }
+
+// AppendPodSignature implements framework.EquivalencePlugin: Filter reads
+// the pod's request, Score the requests of the scored resources; both
+// are computed from the pod alone, and read nothing but the NodeInfo.
+func (f *Fit) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	s := computePodResourceRequest(pod)
+	b = framework.AppendSigResource(b, &s.Resource, s.scalars)
+	for _, r := range f.scorer.podRequests(pod) {
+		b = framework.AppendSigInt(b, r)
+	}
+	return b, true
+}

@@ -77,3 +77,9 @@ func afterNodeEvent(_ klog.Logger, _ *v1.Pod, oldObj, newObj interface{}) (frame
 	}
 	return framework.QueueSkip, nil
 }
+
+// AppendPodSignature implements framework.EquivalencePlugin: Filter reads
+// the pod's tolerations and the node's unschedulable flag.
+func (*NodeUnschedulable) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	return framework.AppendSigTolerations(b, pod.Spec.Tolerations), true
+}

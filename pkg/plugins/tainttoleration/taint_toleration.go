@@ -121,3 +121,9 @@ func afterNodeEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{})
 	}
 	return framework.QueueSkip, nil
 }
+
+// AppendPodSignature implements framework.EquivalencePlugin: Filter and
+// Score read the pod's tolerations and the node's taints.
+func (*TaintToleration) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	return framework.AppendSigTolerations(b, pod.Spec.Tolerations), true
+}

@@ -4,9 +4,12 @@
 package config
 
 import (
+	"k8s.io/component-base/featuregate"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/kubesched/kubesched/internal/features"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/scheduler"
 )
 
 // Config is what Options produce.
@@ -17,6 +20,14 @@ type Config struct {
 	Registry runtime.Registry
 	// Seed seeds tie-breaking.
 	Seed int64
+	// Features are the feature gates.
+	Features featuregate.FeatureGate
+}
+
+// SchedulerOptions are the scheduler options the feature gates imply.
+func (c *Config) SchedulerOptions() []scheduler.Option {
+	on := c.Features == nil || c.Features.Enabled(features.EquivalenceCache)
+	return []scheduler.Option{scheduler.WithEquivalenceCache(on)}
 }
 
 type completedConfig struct {

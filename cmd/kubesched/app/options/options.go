@@ -13,11 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/featuregate"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
 	"github.com/kubesched/kubesched/internal/config"
+	"github.com/kubesched/kubesched/internal/features"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 )
 
@@ -37,6 +39,8 @@ type Options struct {
 	Output string
 	// Seed seeds tie-breaking.
 	Seed int64
+	// Features are the feature gates (--feature-gates).
+	Features featuregate.MutableFeatureGate
 
 	// Serving: HTTPS with delegated authentication and authorization, as
 	// kube-scheduler serves (--bind-address, --secure-port 10259, a
@@ -57,13 +61,14 @@ type Options struct {
 
 // NewOptions returns options with defaults.
 func NewOptions() *Options {
-	return &Options{Output: "table", Seed: 1}
+	return &Options{Output: "table", Seed: 1, Features: features.New()}
 }
 
 // AddConfigFlags adds the flags every command shares.
 func (o *Options) AddConfigFlags(fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("misc")
 	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "The path to a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1). Without it, upstream's defaults.")
+	o.Features.AddFlag(fss.FlagSet("feature gate"))
 }
 
 // AddClusterFlags adds --kubeconfig.
@@ -215,5 +220,5 @@ func (o *Options) Config(registry runtime.Registry) (*schedconfig.Config, error)
 		}
 		return nil, errors.New(msg)
 	}
-	return &schedconfig.Config{ComponentConfig: cfg, Registry: registry, Seed: o.Seed}, nil
+	return &schedconfig.Config{ComponentConfig: cfg, Registry: registry, Seed: o.Seed, Features: o.Features}, nil
 }

@@ -1,0 +1,219 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// maxEquivalenceClasses bounds the cache: past it, the least recently used
+// class is dropped. A class costs ~32 bytes per node plus 8 per cached
+// score plugin per node.
+const maxEquivalenceClasses = 64
+
+// equivalenceCache keeps, per class of pods (equal signatures for every
+// framework.EquivalencePlugin of the profile) and per node, the Filter
+// statuses and raw scores of those plugins, valid while the node's
+// NodeInfo.Generation is unchanged. Generations are unique over every
+// mutation of every NodeInfo (copies share the generation only while
+// their content is equal), so a stale entry is always seen as stale.
+//
+// Scheduling cycles of one framework run one at a time; within a cycle,
+// Filter and Score run in parallel over nodes and each touches only its
+// node's entry.
+type equivalenceCache struct {
+	// filterSlot[i] is the i-th filter plugin's index among the cached
+	// filter plugins, or -1; scoreSlot likewise for score plugins.
+	filterSlot []int
+	scoreSlot  []int
+	numScore   int
+	// plugins are the distinct equivalence plugins, in a fixed order: the
+	// signature is their signatures concatenated.
+	plugins []framework.EquivalencePlugin
+	classes map[string]*eqClass
+	buf     []byte
+	tick    uint64
+}
+
+type eqClass struct {
+	key      string
+	entries  []eqEntry
+	scores   []int64 // node index * numScore + score slot
+	lastUsed uint64
+}
+
+type eqEntry struct {
+	gen int64
+	// filtered counts the cached filter plugins evaluated, in order (the
+	// rejecting one included); st is the rejection, at slot failAt.
+	st       *framework.Status
+	filtered int16
+	failAt   int16
+	// scored has bit k set when score slot k holds this generation's score.
+	scored uint64
+}
+
+// eqCycle is one cycle's view: the pod's class and the per-cycle skip
+// flags, aligned with the framework's filter plugins.
+type eqCycle struct {
+	class      *eqClass
+	skipFilter []bool
+}
+
+func newEquivalenceCache(f *Framework) *equivalenceCache {
+	c := &equivalenceCache{classes: map[string]*eqClass{}}
+	seen := map[string]bool{}
+	add := func(pl framework.Plugin) bool {
+		ep, ok := pl.(framework.EquivalencePlugin)
+		if ok && !seen[pl.Name()] {
+			seen[pl.Name()] = true
+			c.plugins = append(c.plugins, ep)
+		}
+		return ok
+	}
+	n := 0
+	for _, pl := range f.filter {
+		slot := -1
+		if add(pl) {
+			slot = n
+			n++
+		}
+		c.filterSlot = append(c.filterSlot, slot)
+	}
+	for _, pl := range f.score {
+		slot := -1
+		if add(pl.ScorePlugin) && c.numScore < 64 {
+			slot = c.numScore
+			c.numScore++
+		}
+		c.scoreSlot = append(c.scoreSlot, slot)
+	}
+	if len(c.plugins) == 0 {
+		return nil
+	}
+	return c
+}
+
+// beginCycle returns the pod's class, creating it, or nil when some
+// plugin declines to cache this pod. numNodes sizes the class.
+func (c *equivalenceCache) beginCycle(pod *v1.Pod, skip sets.Set[string], filter []framework.FilterPlugin, numNodes int) *eqCycle {
+	b := c.buf[:0]
+	for _, pl := range c.plugins {
+		var ok bool
+		if b, ok = pl.AppendPodSignature(b, pod); !ok {
+			c.buf = b
+			return nil
+		}
+		b = append(b, 0xff)
+	}
+	cy := &eqCycle{skipFilter: make([]bool, len(filter))}
+	for i, pl := range filter {
+		if skip.Has(pl.Name()) {
+			cy.skipFilter[i] = true
+			if c.filterSlot[i] >= 0 {
+				b = append(b, byte(i)) // a skipped cached plugin is part of the class
+			}
+		}
+	}
+	c.buf = b
+	c.tick++
+	cl, ok := c.classes[string(b)]
+	if !ok {
+		if len(c.classes) >= maxEquivalenceClasses {
+			c.evict()
+		}
+		cl = &eqClass{key: string(b)}
+		c.classes[cl.key] = cl
+	}
+	cl.lastUsed = c.tick
+	if len(cl.entries) < numNodes {
+		cl.entries = append(cl.entries, make([]eqEntry, numNodes-len(cl.entries))...)
+		cl.scores = append(cl.scores, make([]int64, numNodes*c.numScore-len(cl.scores))...)
+	}
+	cy.class = cl
+	return cy
+}
+
+func (c *equivalenceCache) evict() {
+	var oldest *eqClass
+	for _, cl := range c.classes {
+		if oldest == nil || cl.lastUsed < oldest.lastUsed {
+			oldest = cl
+		}
+	}
+	delete(c.classes, oldest.key)
+}
+
+// entry returns ni's entry, reset if it is of another generation; nil
+// when ni has no slot in the class.
+func (cy *eqCycle) entry(ni *framework.NodeInfo) *eqEntry {
+	if ni.Index < 0 || ni.Index >= len(cy.class.entries) {
+		return nil
+	}
+	e := &cy.class.entries[ni.Index]
+	if e.gen != ni.Generation {
+		*e = eqEntry{gen: ni.Generation}
+	}
+	return e
+}
+
+// runFilterPluginsCached is RunFilterPlugins with the cached plugins'
+// verdicts taken from (or recorded into) the cycle's class.
+func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle) *framework.Status {
+	e := cy.entry(ni)
+	if e == nil {
+		return f.RunFilterPlugins(ctx, state, pod, ni)
+	}
+	for i, pl := range f.filter {
+		if cy.skipFilter[i] {
+			continue
+		}
+		slot := int16(f.eq.filterSlot[i])
+		if slot >= 0 && slot < e.filtered {
+			if slot == e.failAt && e.st != nil {
+				return e.st
+			}
+			continue
+		}
+		st := f.runFilter(ctx, pl, state, pod, ni)
+		if st.IsSuccess() {
+			if slot >= 0 {
+				e.filtered = slot + 1
+			}
+			continue
+		}
+		if !st.IsRejected() {
+			// Errors are not cached: the next cycle tries again.
+			return framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name())
+		}
+		st = st.WithPlugin(pl.Name())
+		if slot >= 0 {
+			e.filtered, e.failAt, e.st = slot+1, slot, st
+		}
+		return st
+	}
+	return nil
+}
+
+// cachedScore returns the raw score of score plugin j (a cached one) on
+// ni, computing and recording it when missing.
+func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, slot int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle) (int64, *framework.Status) {
+	e := cy.entry(ni)
+	if e == nil {
+		return runScore(ctx, pl, state, pod, ni)
+	}
+	at := ni.Index*f.eq.numScore + slot
+	if e.scored&(1<<slot) != 0 {
+		return cy.class.scores[at], nil
+	}
+	s, st := runScore(ctx, pl, state, pod, ni)
+	if st.IsSuccess() {
+		cy.class.scores[at] = s
+		e.scored |= 1 << slot
+	}
+	return s, st
+}

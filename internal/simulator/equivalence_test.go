@@ -1,0 +1,240 @@
+package simulator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/internal/testing/clustergen"
+	"github.com/kubesched/kubesched/internal/testing/perfgen"
+	"github.com/kubesched/kubesched/pkg/plugins"
+)
+
+// loadObjects writes objects as one manifest and loads it, as simulate does.
+func loadObjects(t testing.TB, objs []runtime.Object) *Cluster {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, obj := range objs {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	path := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// simulateJSON runs simulate's core with the equivalence cache on or off
+// and returns its JSON report.
+func simulateJSON(t *testing.T, load func() *Cluster, cache bool) []byte {
+	t.Helper()
+	w, err := NewWorld(context.Background(), load(), defaultConfig(t), plugins.NewInTreeRegistry(), 1, scheduler.WithEquivalenceCache(cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Run(context.Background())
+	return render(t, w.Report(), "json")
+}
+
+func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
+	type input struct {
+		name string
+		load func(t *testing.T) *Cluster
+	}
+	var inputs []input
+	examples, _ := filepath.Glob("../../examples/*.yaml")
+	for _, path := range examples {
+		if filepath.Base(path) == "scheduler-config.yaml" || filepath.Base(path) == "pending-pod.yaml" {
+			continue
+		}
+		inputs = append(inputs, input{"the example " + filepath.Base(path), func(t *testing.T) *Cluster {
+			c, err := Load([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}})
+	}
+	for _, wl := range clustergen.Workloads {
+		inputs = append(inputs, input{fmt.Sprintf("hack/bench's %q workload on 150 nodes", wl), func(t *testing.T) *Cluster {
+			return clusterFromObjects(t, clustergen.Options{Nodes: 150, Pods: 900, RunningFraction: 0.2, Seed: 3, Workload: wl})
+		}})
+	}
+	for _, w := range perfgen.All() {
+		small := w.Scaled(40)
+		inputs = append(inputs, input{"scheduler_perf's " + w.Name + " at 1/40 size", func(t *testing.T) *Cluster {
+			return loadObjects(t, small.Objects())
+		}})
+	}
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			on := simulateJSON(t, func() *Cluster { return in.load(t) }, true)
+			off := simulateJSON(t, func() *Cluster { return in.load(t) }, false)
+			if !bytes.Equal(on, off) {
+				t.Errorf("simulate -o json differs with the equivalence cache on (%d bytes) and off (%d bytes)", len(on), len(off))
+			}
+			if !bytes.Contains(on, []byte(`"node": "`)) {
+				t.Errorf("nothing was placed: the comparison is vacuous")
+			}
+		})
+	}
+}
+
+// twin is a pair of worlds fed the same steps, one with the equivalence
+// cache and one without.
+type twin struct{ on, off *World }
+
+func (tw twin) both(fn func(w *World) error) error {
+	if err := fn(tw.on); err != nil {
+		return err
+	}
+	return fn(tw.off)
+}
+
+// placements lists every pod's node and nomination.
+func placements(w *World) map[string]string {
+	out := map[string]string{}
+	for _, p := range w.Store.Pods() {
+		out[p.Namespace+"/"+p.Name] = p.Spec.NodeName + "|" + p.Status.NominatedNodeName
+	}
+	return out
+}
+
+func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
+	for seed := int64(1); seed <= 12; seed++ {
+		wl := clustergen.Workloads[int(seed)%len(clustergen.Workloads)]
+		t.Run(fmt.Sprintf("seed %d, workload %q, with node updates and deletions and pod churn", seed, wl), func(t *testing.T) {
+			opts := clustergen.Options{Nodes: 20 + int(seed)*7, Pods: 400, RunningFraction: 0.3, Seed: seed, Workload: wl}
+			mk := func(cache bool) *World {
+				w, err := NewWorld(context.Background(), clusterFromObjects(t, opts), defaultConfig(t), plugins.NewInTreeRegistry(), seed, scheduler.WithEquivalenceCache(cache))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			tw := twin{on: mk(true), off: mk(false)}
+			r := rand.New(rand.NewSource(seed))
+			decisions := 0
+			for step := 0; step < 600; step++ {
+				if r.Intn(4) == 0 {
+					op := churn(r, tw.on)
+					if err := tw.both(op); err != nil {
+						t.Fatalf("step %d: %v", step, err)
+					}
+				}
+				var scheduled [2]bool
+				for i, w := range []*World{tw.on, tw.off} {
+					w.Store.Flush()
+					scheduled[i] = w.Scheduler.TryScheduleOne(context.Background())
+					w.Scheduler.WaitForBindings()
+					w.Store.Flush()
+				}
+				if scheduled[0] != scheduled[1] {
+					t.Fatalf("step %d: a pod was tried with the cache %v, without %v", step, scheduled[0], scheduled[1])
+				}
+				if !scheduled[0] {
+					for _, w := range []*World{tw.on, tw.off} {
+						w.Clock.Step(queue2s)
+						w.Scheduler.Queue.FlushBackoffQCompleted()
+						w.Scheduler.Queue.FlushUnschedulablePodsLeftover()
+					}
+					continue
+				}
+				decisions++
+				a, b := placements(tw.on), placements(tw.off)
+				for k, v := range b {
+					if a[k] != v {
+						t.Fatalf("step %d: pod %s is at %q with the cache, at %q without", step, k, a[k], v)
+					}
+				}
+				if len(a) != len(b) {
+					t.Fatalf("step %d: %d pods with the cache, %d without", step, len(a), len(b))
+				}
+			}
+			if decisions < 100 {
+				t.Errorf("only %d scheduling decisions were compared", decisions)
+			}
+		})
+	}
+}
+
+// queue2s is long enough for a 1 s backoff window to pass.
+const queue2s = 2_000_000_000
+
+// churn picks a random change from what w holds and returns it as an
+// operation that can be applied to either twin.
+func churn(r *rand.Rand, w *World) func(*World) error {
+	nodes, pods := w.Store.Nodes(), w.Store.Pods()
+	switch k := r.Intn(6); {
+	case k == 0 && len(nodes) > 3:
+		name := nodes[r.Intn(len(nodes))].Name
+		return func(w *World) error { return w.Store.DeleteNode(name) }
+	case k <= 2 && len(nodes) > 0:
+		n := nodes[r.Intn(len(nodes))]
+		change := r.Intn(4)
+		return func(w *World) error {
+			cur := nodeNamed(w, n.Name)
+			if cur == nil {
+				return fmt.Errorf("node %s missing in one twin", n.Name)
+			}
+			up := cur.DeepCopy()
+			switch change {
+			case 0:
+				up.Spec.Unschedulable = !up.Spec.Unschedulable
+			case 1:
+				up.Spec.Taints = append(up.Spec.Taints, v1.Taint{Key: "churn", Value: "x", Effect: v1.TaintEffectPreferNoSchedule})
+			case 2:
+				up.Labels["churn"] = "yes"
+			default:
+				q := up.Status.Allocatable[v1.ResourceCPU]
+				q.Add(resource.MustParse("500m"))
+				up.Status.Allocatable[v1.ResourceCPU] = q
+			}
+			return w.Store.UpdateNode(up)
+		}
+	case k <= 4 && len(pods) > 0:
+		p := pods[r.Intn(len(pods))]
+		return func(w *World) error { return w.Store.DeletePod(p.Namespace, p.Name) }
+	default:
+		if len(pods) == 0 {
+			return func(*World) error { return nil }
+		}
+		p := pods[r.Intn(len(pods))]
+		name := fmt.Sprintf("%s-copy-%d", p.Name, r.Int63())
+		return func(w *World) error {
+			cp := p.DeepCopy()
+			cp.Name, cp.UID, cp.Spec.NodeName, cp.ResourceVersion = name, types.UID(name), "", ""
+			cp.Status = v1.PodStatus{Phase: v1.PodPending}
+			return w.Store.AddPod(cp)
+		}
+	}
+}
+
+func nodeNamed(w *World, name string) *v1.Node {
+	for _, n := range w.Store.Nodes() {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
