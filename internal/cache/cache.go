@@ -328,6 +328,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 	defer c.mu.Unlock()
 	snapGen := s.generation
 	rebuild := c.nodeSetChanged
+	affinityChanged := false
 	copied := 0
 	for it := c.head; it != nil && it.info.Generation > snapGen; it = it.next {
 		name := it.info.NodeName()
@@ -338,6 +339,10 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 		ni.ImageStates = c.imageSummaries(it.info.Node())
 		copied++
 		if old, ok := s.nodeInfoMap[name]; ok {
+			if (len(old.PodsWithAffinity) > 0) != (len(ni.PodsWithAffinity) > 0) ||
+				(len(old.PodsWithRequiredAntiAffinity) > 0) != (len(ni.PodsWithRequiredAntiAffinity) > 0) {
+				affinityChanged = true
+			}
 			ni.Index = old.Index
 			*old = *ni
 		} else {
@@ -356,6 +361,8 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 		}
 		s.rebuildList()
 		c.nodeSetChanged = false
+	} else if affinityChanged {
+		s.rebuildAffinityLists()
 	}
 	return copied
 }

@@ -11,7 +11,12 @@ import (
 type Snapshot struct {
 	nodeInfoMap  map[string]*framework.NodeInfo
 	nodeInfoList []*framework.NodeInfo
-	generation   int64
+	// havePodsWithAffinity and havePodsWithRequiredAntiAffinity are the
+	// nodes of nodeInfoList with such pods, in its order, rebuilt only when
+	// a node gains its first or loses its last one (or on rebuildList).
+	havePodsWithAffinity             []*framework.NodeInfo
+	havePodsWithRequiredAntiAffinity []*framework.NodeInfo
+	generation                       int64
 }
 
 var _ framework.SharedLister = &Snapshot{}
@@ -71,6 +76,31 @@ func (s *Snapshot) rebuildList() {
 	for i, ni := range s.nodeInfoList {
 		ni.Index = i
 	}
+	s.rebuildAffinityLists()
+}
+
+// rebuildAffinityLists recomputes the lists of nodes with affinity pods.
+func (s *Snapshot) rebuildAffinityLists() {
+	s.havePodsWithAffinity = s.havePodsWithAffinity[:0]
+	s.havePodsWithRequiredAntiAffinity = s.havePodsWithRequiredAntiAffinity[:0]
+	for _, ni := range s.nodeInfoList {
+		if len(ni.PodsWithAffinity) > 0 {
+			s.havePodsWithAffinity = append(s.havePodsWithAffinity, ni)
+		}
+		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+			s.havePodsWithRequiredAntiAffinity = append(s.havePodsWithRequiredAntiAffinity, ni)
+		}
+	}
+}
+
+// HavePodsWithAffinityList implements framework.NodeInfoLister.
+func (s *Snapshot) HavePodsWithAffinityList() ([]*framework.NodeInfo, error) {
+	return s.havePodsWithAffinity, nil
+}
+
+// HavePodsWithRequiredAntiAffinityList implements framework.NodeInfoLister.
+func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() ([]*framework.NodeInfo, error) {
+	return s.havePodsWithRequiredAntiAffinity, nil
 }
 
 // NodeInfos implements framework.SharedLister.

@@ -219,6 +219,12 @@ func Events(evs ...ClusterEvent) []ClusterEventWithHint {
 // NodeInfoLister lists the snapshot's NodeInfos.
 type NodeInfoLister interface {
 	List() ([]*NodeInfo, error)
+	// HavePodsWithAffinityList lists, in List's order, the nodes with at
+	// least one pod with pod affinity or anti-affinity.
+	HavePodsWithAffinityList() ([]*NodeInfo, error)
+	// HavePodsWithRequiredAntiAffinityList: the nodes with at least one
+	// pod with required anti-affinity.
+	HavePodsWithRequiredAntiAffinityList() ([]*NodeInfo, error)
 	Get(nodeName string) (*NodeInfo, error)
 }
 

@@ -84,6 +84,9 @@ type ImageStateSummary struct {
 // aggregated requests.
 type NodeInfo struct {
 	node *v1.Node
+	// name is node.Name, kept here so that the per-node loops, which read
+	// it for every node of every cycle, don't touch the Node object.
+	name string
 	// Pods on the node, assumed ones included.
 	Pods []*PodInfo
 	// Requested is the sum of the pods' requests.
@@ -132,6 +135,7 @@ func (n *NodeInfo) Node() *v1.Node {
 // SetNode sets the node and its allocatable.
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
+	n.name = node.Name
 	n.Allocatable = *NewResource(node.Status.Allocatable)
 	n.DeclaredFeatures = ndf.DefaultFramework.TryMap(node.Status.DeclaredFeatures)
 	n.Generation = nextGeneration()
@@ -140,6 +144,7 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 // RemoveNode clears the node, keeping its pods (they may still be deleted later).
 func (n *NodeInfo) RemoveNode() {
 	n.node = nil
+	n.name = ""
 	n.Generation = nextGeneration()
 }
 
@@ -210,16 +215,17 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 
 // NodeName returns the node's name, or "" without a node.
 func (n *NodeInfo) NodeName() string {
-	if n == nil || n.node == nil {
+	if n == nil {
 		return ""
 	}
-	return n.node.Name
+	return n.name
 }
 
 // Snapshot returns a copy that shares the (immutable) pods and node.
 func (n *NodeInfo) Snapshot() *NodeInfo {
 	out := &NodeInfo{
 		node:                         n.node,
+		name:                         n.name,
 		Pods:                         append([]*PodInfo(nil), n.Pods...),
 		PodsWithAffinity:             append([]*PodInfo(nil), n.PodsWithAffinity...),
 		PodsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...),

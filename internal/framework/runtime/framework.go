@@ -95,6 +95,44 @@ type Framework struct {
 	// eq is the equivalence cache, nil when off or when no plugin of the
 	// profile can use it.
 	eq *equivalenceCache
+	// scoreScratch holds RunScorePlugins' buffers, reused cycle after cycle.
+	scoreScratch scoreScratch
+}
+
+// scoreScratch are the per-cycle score buffers. A framework runs one
+// scheduling cycle at a time, so RunScorePlugins' result is valid until
+// its next call; reusing them saves ~200 KB of garbage per cycle on 500
+// scored nodes.
+type scoreScratch struct {
+	perPlugin []framework.NodeScoreList
+	scores    []framework.NodeScore
+	out       []framework.NodePluginScores
+	flat      []framework.PluginScore
+}
+
+// lists returns nPlugins lists of nNodes zeroed scores.
+func (s *scoreScratch) lists(nPlugins, nNodes int) []framework.NodeScoreList {
+	if cap(s.scores) < nPlugins*nNodes {
+		s.scores = make([]framework.NodeScore, nPlugins*nNodes)
+	}
+	all := s.scores[:nPlugins*nNodes]
+	clear(all)
+	s.perPlugin = s.perPlugin[:0]
+	for j := 0; j < nPlugins; j++ {
+		s.perPlugin = append(s.perPlugin, all[j*nNodes:(j+1)*nNodes:(j+1)*nNodes])
+	}
+	return s.perPlugin
+}
+
+// results returns the per-node results and their per-plugin backing.
+func (s *scoreScratch) results(nNodes, nPlugins int) ([]framework.NodePluginScores, []framework.PluginScore) {
+	if cap(s.out) < nNodes {
+		s.out = make([]framework.NodePluginScores, nNodes)
+	}
+	if cap(s.flat) < nNodes*nPlugins {
+		s.flat = make([]framework.PluginScore, nNodes*nPlugins)
+	}
+	return s.out[:nNodes], s.flat[:nNodes*nPlugins]
 }
 
 var _ framework.Handle = &Framework{}
@@ -666,7 +704,8 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 }
 
 // RunScorePlugins scores every node with every non-skipped Score plugin in
-// parallel over nodes, normalizes per plugin, and applies the weights.
+// parallel over nodes, normalizes per plugin, and applies the weights. The
+// result is valid until the framework's next RunScorePlugins call.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
 	plugins := make([]weightedScore, 0, len(f.score))
 	slots := make([]int, 0, len(f.score)) // the equivalence cache's score slot, or -1
@@ -681,10 +720,8 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 			slots = append(slots, slot)
 		}
 	}
-	scores := make([]framework.NodeScoreList, len(plugins))
-	for i := range scores {
-		scores[i] = make(framework.NodeScoreList, len(nodes))
-	}
+	buf := &f.scoreScratch
+	scores := buf.lists(len(plugins), len(nodes))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errCh := make(chan *framework.Status, 1)
@@ -726,8 +763,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 			}
 		}
 	}
-	out := make([]framework.NodePluginScores, len(nodes))
-	flat := make([]framework.PluginScore, len(nodes)*len(plugins)) // one allocation, sliced per node
+	out, flat := buf.results(len(nodes), len(plugins))
 	for i, n := range nodes {
 		out[i] = framework.NodePluginScores{Name: n.NodeName(), Scores: flat[i*len(plugins) : (i+1)*len(plugins) : (i+1)*len(plugins)]}
 		for j, pl := range plugins {

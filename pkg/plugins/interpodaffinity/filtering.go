@@ -74,6 +74,14 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	s.nsLabels = pl.handle.Listers().NamespaceLabels(pod.Namespace)
 	s.selfMatch = matchesAllTerms(s.affinityTerms, pod, nil)
 	hasTerms := len(s.affinityTerms) > 0 || len(s.antiTerms) > 0
+	if !hasTerms {
+		// Only existing pods' required anti-affinity matters: the nodes
+		// that have such pods, in the same order.
+		var err error
+		if nodes, err = pl.handle.SnapshotSharedLister().NodeInfos().HavePodsWithRequiredAntiAffinityList(); err != nil {
+			return nil, framework.AsStatus(err)
+		}
+	}
 	for _, ni := range nodes {
 		node := ni.Node()
 		if node == nil {

@@ -49,7 +49,13 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	if pl.args.IgnorePreferredTermsOfExistingPods && !hasPreferred {
 		return framework.NewStatus(framework.Skip)
 	}
-	all, err := pl.handle.SnapshotSharedLister().NodeInfos().List()
+	// Without preferred terms of its own, only nodes with pods with
+	// affinity can count.
+	lister := pl.handle.SnapshotSharedLister().NodeInfos()
+	all, err := lister.HavePodsWithAffinityList()
+	if hasPreferred {
+		all, err = lister.List()
+	}
 	if err != nil {
 		return framework.AsStatus(err)
 	}

@@ -99,6 +99,12 @@ type liveLister struct{ nodes *[]*framework.NodeInfo }
 
 func (l liveLister) NodeInfos() framework.NodeInfoLister  { return l }
 func (l liveLister) List() ([]*framework.NodeInfo, error) { return *l.nodes, nil }
+func (l liveLister) HavePodsWithAffinityList() ([]*framework.NodeInfo, error) {
+	return nil, fmt.Errorf("not used")
+}
+func (l liveLister) HavePodsWithRequiredAntiAffinityList() ([]*framework.NodeInfo, error) {
+	return nil, fmt.Errorf("not used")
+}
 func (l liveLister) Get(name string) (*framework.NodeInfo, error) {
 	for _, ni := range *l.nodes {
 		if ni.NodeName() == name {
