@@ -5,6 +5,7 @@ package simulator
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strings"
 
@@ -25,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/yaml"
 )
 
@@ -132,22 +135,50 @@ func (c *Cluster) loadFile(path string) error {
 	}
 	defer f.Close()
 	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	var docs [][]byte
+	var readErr error
 	for doc := 1; ; doc++ {
 		data, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			return nil
+			break
 		}
 		if err != nil {
-			return &LoadError{File: path, Document: doc, Msg: err.Error()}
+			readErr = &LoadError{File: path, Document: doc, Msg: err.Error()}
+			break
 		}
 		if isEmptyDocument(data) {
 			doc--
 			continue
 		}
-		if err := c.loadDocument(path, doc, 0, data); err != nil {
-			return err
+		docs = append(docs, data)
+	}
+	// Documents decode in parallel (the loader is a fifth of simulate's
+	// time on large clusters) and are added in file order, so the result
+	// and the first error reported are those of a sequential read.
+	results := make([]decoded, len(docs))
+	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(docs), func(i int) {
+		results[i].err = decodeDocument(path, i+1, 0, docs[i], &results[i])
+	})
+	for i := range results {
+		if results[i].err != nil {
+			return results[i].err
+		}
+		for _, kind := range results[i].skipped {
+			c.Skipped[kind]++
+		}
+		for _, obj := range results[i].objs {
+			c.add(path, i+1, obj)
 		}
 	}
+	return readErr
+}
+
+// decoded is what one document holds: objects of kinds the simulator
+// reads, in order, and the kinds of the others.
+type decoded struct {
+	objs    []runtime.Object
+	skipped []string
+	err     error
 }
 
 func isEmptyDocument(data []byte) bool {
@@ -160,13 +191,17 @@ func isEmptyDocument(data []byte) bool {
 	return true
 }
 
-func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
+func decodeDocument(path string, doc, item int, data []byte, out *decoded) error {
 	lerr := func(obj, fieldPath, msg string) error {
 		return &LoadError{File: path, Document: doc, Item: item, Object: obj, Field: fieldPath, Msg: msg}
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return lerr("", "", "malformed YAML: "+err.Error())
+	js := data
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		// YAML (JSON is YAML too, but converting it is a waste).
+		var err error
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return lerr("", "", "malformed YAML: "+err.Error())
+		}
 	}
 	var u map[string]interface{}
 	if err := json.Unmarshal(js, &u); err != nil {
@@ -187,7 +222,7 @@ func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
 			if err != nil {
 				return lerr(kind, fmt.Sprintf("items[%d]", i), err.Error())
 			}
-			if err := c.loadDocument(path, doc, i+1, b); err != nil {
+			if err := decodeDocument(path, doc, i+1, b, out); err != nil {
 				return err
 			}
 		}
@@ -201,7 +236,7 @@ func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
 		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
 	}
 	if !known(kind) {
-		c.Skipped[kind]++
+		out.skipped = append(out.skipped, kind)
 		return nil
 	}
 	if name == "" {
@@ -214,6 +249,12 @@ func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
 	if err != nil {
 		return lerr(desc, "", err.Error())
 	}
+	out.objs = append(out.objs, obj)
+	return nil
+}
+
+// add files a decoded object under its kind.
+func (c *Cluster) add(path string, doc int, obj runtime.Object) {
 	switch o := obj.(type) {
 	case *v1.Node:
 		c.Nodes = append(c.Nodes, o)
@@ -236,9 +277,8 @@ func (c *Cluster) loadDocument(path string, doc, item int, data []byte) error {
 		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity:
 		c.Others = append(c.Others, o)
 	default:
-		c.Skipped[kind]++
+		c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
 	}
-	return nil
 }
 
 // Objects lists the objects plugins read through listers.
