@@ -21,9 +21,10 @@ type EquivalencePlugin interface {
 	Plugin
 	// AppendPodSignature appends to b an encoding of every pod field the
 	// plugin reads (two pods with equal encodings must get equal verdicts
-	// and scores on every NodeInfo), or returns ok=false when this pod's
-	// results must not be cached. It runs once per cycle: it may allocate,
-	// but should be cheap.
+	// and scores on every NodeInfo), or returns ok=false when this
+	// plugin's results for this pod must not be cached (it then runs every
+	// cycle, as a plugin without the interface). It runs once per cycle:
+	// it may allocate, but should be cheap.
 	AppendPodSignature(b []byte, pod *v1.Pod) (_ []byte, ok bool)
 }
 

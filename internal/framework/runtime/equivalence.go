@@ -28,9 +28,10 @@ const maxEquivalenceClasses = 64
 type equivalenceCache struct {
 	// filterSlot[i] is the i-th filter plugin's index among the cached
 	// filter plugins, or -1; scoreSlot likewise for score plugins.
-	filterSlot []int
-	scoreSlot  []int
-	numScore   int
+	// filterPlugin[i] and scorePlugin[i] are their indexes in plugins.
+	filterSlot, filterPlugin []int
+	scoreSlot, scorePlugin   []int
+	numScore                 int
 	// plugins are the distinct equivalence plugins, in a fixed order: the
 	// signature is their signatures concatenated.
 	plugins []framework.EquivalencePlugin
@@ -57,40 +58,66 @@ type eqEntry struct {
 	scored uint64
 }
 
-// eqCycle is one cycle's view: the pod's class and the per-cycle skip
-// flags, aligned with the framework's filter plugins.
+// eqCycle is one cycle's view: the pod's class, the per-cycle skip flags
+// aligned with the framework's filter plugins, and the equivalence
+// plugins that declined to cache this pod (bit i: plugins[i]).
 type eqCycle struct {
 	class      *eqClass
 	skipFilter []bool
+	declined   uint64
+}
+
+// filterSlot is filter plugin i's cache slot this cycle, or -1.
+func (c *equivalenceCache) filterSlotOf(cy *eqCycle, i int) int16 {
+	if s := c.filterSlot[i]; s >= 0 && cy.declined&(1<<c.filterPlugin[i]) == 0 {
+		return int16(s)
+	}
+	return -1
+}
+
+// scoreSlotOf is score plugin i's cache slot this cycle, or -1.
+func (c *equivalenceCache) scoreSlotOf(cy *eqCycle, i int) int {
+	if s := c.scoreSlot[i]; s >= 0 && cy.declined&(1<<c.scorePlugin[i]) == 0 {
+		return s
+	}
+	return -1
 }
 
 func newEquivalenceCache(f *Framework) *equivalenceCache {
 	c := &equivalenceCache{classes: map[string]*eqClass{}}
-	seen := map[string]bool{}
-	add := func(pl framework.Plugin) bool {
+	index := map[string]int{}
+	// add returns pl's index in c.plugins, or -1 (at most 64 plugins).
+	add := func(pl framework.Plugin) int {
 		ep, ok := pl.(framework.EquivalencePlugin)
-		if ok && !seen[pl.Name()] {
-			seen[pl.Name()] = true
-			c.plugins = append(c.plugins, ep)
+		if !ok {
+			return -1
 		}
-		return ok
+		if i, ok := index[pl.Name()]; ok {
+			return i
+		}
+		if len(c.plugins) == 64 {
+			return -1
+		}
+		index[pl.Name()] = len(c.plugins)
+		c.plugins = append(c.plugins, ep)
+		return len(c.plugins) - 1
 	}
 	n := 0
 	for _, pl := range f.filter {
-		slot := -1
-		if add(pl) {
+		slot, p := -1, add(pl)
+		if p >= 0 {
 			slot = n
 			n++
 		}
-		c.filterSlot = append(c.filterSlot, slot)
+		c.filterSlot, c.filterPlugin = append(c.filterSlot, slot), append(c.filterPlugin, p)
 	}
 	for _, pl := range f.score {
-		slot := -1
-		if add(pl.ScorePlugin) && c.numScore < 64 {
+		slot, p := -1, add(pl.ScorePlugin)
+		if p >= 0 && c.numScore < 64 {
 			slot = c.numScore
 			c.numScore++
 		}
-		c.scoreSlot = append(c.scoreSlot, slot)
+		c.scoreSlot, c.scorePlugin = append(c.scoreSlot, slot), append(c.scorePlugin, p)
 	}
 	if len(c.plugins) == 0 {
 		return nil
@@ -98,19 +125,25 @@ func newEquivalenceCache(f *Framework) *equivalenceCache {
 	return c
 }
 
-// beginCycle returns the pod's class, creating it, or nil when some
+// beginCycle returns the pod's class, creating it, or nil when every
 // plugin declines to cache this pod. numNodes sizes the class.
 func (c *equivalenceCache) beginCycle(pod *v1.Pod, skip sets.Set[string], filter []framework.FilterPlugin, numNodes int) *eqCycle {
 	b := c.buf[:0]
-	for _, pl := range c.plugins {
+	cy := &eqCycle{skipFilter: make([]bool, len(filter))}
+	for i, pl := range c.plugins {
 		var ok bool
+		start := len(b)
 		if b, ok = pl.AppendPodSignature(b, pod); !ok {
-			c.buf = b
-			return nil
+			b = append(b[:start], 0xfe) // declined: part of the class
+			cy.declined |= 1 << i
+			continue
 		}
 		b = append(b, 0xff)
 	}
-	cy := &eqCycle{skipFilter: make([]bool, len(filter))}
+	if cy.declined == 1<<len(c.plugins)-1 {
+		c.buf = b
+		return nil
+	}
 	for i, pl := range filter {
 		if skip.Has(pl.Name()) {
 			cy.skipFilter[i] = true
@@ -172,7 +205,7 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 		if cy.skipFilter[i] {
 			continue
 		}
-		slot := int16(f.eq.filterSlot[i])
+		slot := f.eq.filterSlotOf(cy, i)
 		if slot >= 0 && slot < e.filtered {
 			if slot == e.failAt && e.st != nil {
 				return e.st

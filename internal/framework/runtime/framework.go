@@ -715,7 +715,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 			plugins = append(plugins, pl)
 			slot := -1
 			if cy != nil {
-				slot = f.eq.scoreSlot[i]
+				slot = f.eq.scoreSlotOf(cy, i)
 			}
 			slots = append(slots, slot)
 		}

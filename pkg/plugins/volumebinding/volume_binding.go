@@ -620,3 +620,14 @@ func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEven
 		{Event: framework.ClusterEvent{Resource: framework.CSINode, ActionType: framework.Add | framework.Update}},
 	}, nil
 }
+
+// AppendPodSignature implements framework.EquivalencePlugin for pods
+// without claims only: PreFilter skips them and Score is 0 on every node.
+// A pod with claims reads listers and the in-flight assumptions, so it is
+// never cached.
+func (*VolumeBinding) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	if helper.HasPVCs(pod) {
+		return b, false
+	}
+	return b, true
+}
