@@ -1,156 +1,255 @@
-// Command bench runs simulate's core on generated workloads and prints a
-// table of throughput and peak memory, one child process per run so that
-// each peak RSS is its own (it includes reading the generated manifests, as
-// simulate's does; the wall time is scheduling only):
+// Command bench runs the benchmark suite in memory: scheduler_perf's
+// workloads (internal/testing/perfgen, under upstream's names) and the
+// generated mixed clusters of internal/testing/clustergen, each written as
+// a manifest and given to the whole `kubesched simulate` command, built
+// from this tree, in a child process. It prints a table of wall time
+// (loading and the report included, as a user waits for it), pods/s,
+// CPU seconds, CPU per pod and peak RSS, the median of -runs runs.
 //
-//	go run ./hack/bench                       # the issue-4 workloads on 5,000 nodes
-//	go run ./hack/bench -nodes 1000 -runs 3   # smaller, median of 3
+//	go run ./hack/bench                          # every workload
+//	go run ./hack/bench -only SchedulingBasic -runs 3
+//	go run ./hack/bench -baseline 1299a58        # also the code at that commit, alternated, with ratios
+//	go run ./hack/bench -scale 10 -json out.json # 1/10 of the sizes; results as JSON too
+//
+// With -baseline, both binaries read the same manifests, one run of each
+// after the other, so the machine's drift affects both alike.
 package main
 
 import (
-	"context"
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
-	configv1 "k8s.io/kube-scheduler/config/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubesched/kubesched/internal/config"
-	"github.com/kubesched/kubesched/internal/scheduler"
-	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/testing/clustergen"
-	"github.com/kubesched/kubesched/pkg/plugins"
+	"github.com/kubesched/kubesched/internal/testing/perfgen"
 )
 
-// workload is a generated cluster to schedule.
+// workload is one cluster to simulate.
 type workload struct {
-	Name     string
-	Workload string // clustergen.Options.Workload
-	Pods     int
+	Name    string
+	Nodes   int
+	Pending int
+	objects func() []k8sruntime.Object
 }
 
-var workloads = []workload{
-	{"mixed", "", 10000},
-	{"anti-affinity", "anti-affinity", 2000},
-	{"spread", "spread", 5000},
-	{"service", "service", 5000},
+func suite(scale int) []workload {
+	var out []workload
+	for _, w := range perfgen.All() {
+		if scale > 1 {
+			w = w.Scaled(scale)
+		}
+		out = append(out, workload{Name: w.FullName(), Nodes: w.Nodes, Pending: w.MeasurePods, objects: w.Objects})
+	}
+	// hack/bench's earlier workloads: three zones, node pools, priorities,
+	// selectors, tolerations, host ports; all pods pending.
+	for _, g := range []struct {
+		name, workload string
+		pods           int
+	}{{"mixed", "", 10000}, {"anti-affinity", "anti-affinity", 2000}, {"spread", "spread", 5000}, {"service", "service", 5000}} {
+		o := clustergen.Options{Nodes: max(1, 5000/scale), Pods: max(1, g.pods/scale), Seed: 1, Workload: g.workload}
+		out = append(out, workload{Name: "clustergen/" + g.name, Nodes: o.Nodes, Pending: o.Pods, objects: func() []k8sruntime.Object { return clustergen.Generate(o) }})
+	}
+	return out
 }
 
-// result is one run, as a child reports it.
-type result struct {
-	Scheduled int     `json:"scheduled"`
-	Seconds   float64 `json:"seconds"`
-	MaxRSSKB  int64   `json:"maxRSSKB"`
+// run is one child process's result.
+type run struct {
+	Wall, CPU float64 // seconds
+	MaxRSSMB  float64
+	Scheduled int
+}
+
+// Result is a workload's medians, as printed and as written with -json.
+type Result struct {
+	Workload     string  `json:"workload"`
+	Binary       string  `json:"binary"`
+	Nodes        int     `json:"nodes"`
+	Pending      int     `json:"pending"`
+	Scheduled    int     `json:"scheduled"`
+	WallSeconds  float64 `json:"wallSeconds"`
+	PodsPerSec   float64 `json:"podsPerSecond"`
+	CPUSeconds   float64 `json:"cpuSeconds"`
+	CPUMsPerPod  float64 `json:"cpuMsPerPod"`
+	PeakRSSMB    float64 `json:"peakRSSMB"`
+	SpeedupVsRef float64 `json:"speedupVsBaseline,omitempty"`
 }
 
 func main() {
-	nodes := flag.Int("nodes", 5000, "nodes in every cluster")
-	runs := flag.Int("runs", 1, "runs per workload; the table shows the median")
-	only := flag.String("only", "", "comma-separated workloads to run (default all)")
-	child := flag.String("child", "", "internal: run this workload once and print a JSON result")
+	runs := flag.Int("runs", 1, "runs per workload and binary; the table shows medians")
+	only := flag.String("only", "", "comma-separated substrings of workload names to run (default all)")
+	scale := flag.Int("scale", 1, "divide every node and pod count by this")
+	baseline := flag.String("baseline", "", "a git revision whose kubesched also runs every workload, alternated with this tree's")
+	jsonOut := flag.String("json", "", "also write the results to this file as JSON")
 	flag.Parse()
-	if *child != "" {
-		for _, w := range workloads {
-			if w.Name == *child {
-				if err := runOnce(w, *nodes); err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					os.Exit(1)
-				}
-				return
-			}
-		}
-		fmt.Fprintf(os.Stderr, "unknown workload %q\n", *child)
-		os.Exit(2)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := mainErr(*runs, *only, *scale, *baseline, *jsonOut); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "WORKLOAD\tNODES\tPODS\tSCHEDULED\tWALL (s)\tPODS/S\tPEAK RSS (MB)\t")
-	for _, w := range workloads {
-		if *only != "" && !contains(strings.Split(*only, ","), w.Name) {
-			continue
-		}
-		var rs []result
-		for i := 0; i < *runs; i++ {
-			out, err := exec.Command(self, "-child", w.Name, "-nodes", fmt.Sprint(*nodes)).Output()
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v\n", w.Name, err)
-				os.Exit(1)
-			}
-			var r result
-			if err := json.Unmarshal(out, &r); err != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v\n", w.Name, err)
-				os.Exit(1)
-			}
-			rs = append(rs, r)
-		}
-		sort.Slice(rs, func(i, j int) bool { return rs[i].Seconds < rs[j].Seconds })
-		m := rs[len(rs)/2]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.0f\t%d\t\n", w.Name, *nodes, w.Pods, m.Scheduled, m.Seconds, float64(w.Pods)/m.Seconds, m.MaxRSSKB/1024)
-	}
-	tw.Flush()
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// runOnce generates the cluster, schedules it as simulate does (default
-// profile), and prints the result with this process's peak RSS.
-func runOnce(w workload, nodes int) error {
-	// Through YAML and the loader, as simulate reads manifests (defaulting
-	// included); only scheduling is timed.
-	f, err := os.CreateTemp("", "bench-*.yaml")
+func mainErr(runs int, only string, scale int, baseline, jsonOut string) error {
+	dir, err := os.MkdirTemp("", "kubesched-bench-")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
-	for _, obj := range clustergen.Generate(clustergen.Options{Nodes: nodes, Pods: w.Pods, Seed: 1, Workload: w.Workload}) {
-		b, err := yaml.Marshal(obj)
+	defer os.RemoveAll(dir)
+	bins := []string{filepath.Join(dir, "kubesched")}
+	names := []string{"this tree"}
+	if err := build(".", bins[0]); err != nil {
+		return err
+	}
+	if baseline != "" {
+		wt := filepath.Join(dir, "baseline")
+		if out, err := exec.Command("git", "worktree", "add", "--detach", wt, baseline).CombinedOutput(); err != nil {
+			return fmt.Errorf("git worktree add %s: %v: %s", baseline, err, out)
+		}
+		defer exec.Command("git", "worktree", "remove", "--force", wt).Run()
+		bins = append(bins, filepath.Join(dir, "kubesched-baseline"))
+		names = append(names, baseline)
+		if err := build(wt, bins[1]); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("# %s, %d CPUs, GOMAXPROCS %d, %s; medians of %d run(s); wall = the whole `kubesched simulate -f FILE -o json`\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOMAXPROCS(0), commit(), runs)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "WORKLOAD\tBINARY\tNODES\tPENDING\tSCHEDULED\tWALL (s)\tPODS/S\tCPU (s)\tCPU/POD (ms)\tPEAK RSS (MB)\t"
+	if baseline != "" {
+		header += "SPEEDUP\t"
+	}
+	fmt.Fprintln(tw, header)
+	var results []Result
+	for _, w := range suite(scale) {
+		if only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(s string) bool { return strings.Contains(w.Name, s) }) {
+			continue
+		}
+		file := filepath.Join(dir, "cluster.yaml")
+		if err := write(file, w.objects()); err != nil {
+			return err
+		}
+		perBin := make([][]run, len(bins))
+		for i := 0; i < runs; i++ {
+			for b, bin := range bins {
+				r, err := simulate(bin, file)
+				if err != nil {
+					return fmt.Errorf("%s with %s: %w", w.Name, names[b], err)
+				}
+				perBin[b] = append(perBin[b], r)
+			}
+		}
+		var rows []Result
+		for b := range bins {
+			m := median(perBin[b])
+			rows = append(rows, Result{Workload: w.Name, Binary: names[b], Nodes: w.Nodes, Pending: w.Pending, Scheduled: m.Scheduled,
+				WallSeconds: m.Wall, PodsPerSec: float64(w.Pending) / m.Wall, CPUSeconds: m.CPU,
+				CPUMsPerPod: 1000 * m.CPU / float64(w.Pending), PeakRSSMB: m.MaxRSSMB})
+		}
+		if len(rows) == 2 {
+			rows[0].SpeedupVsRef = rows[1].WallSeconds / rows[0].WallSeconds
+		}
+		for _, r := range rows {
+			line := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.3f\t%.0f\t", r.Workload, r.Binary, r.Nodes, r.Pending, r.Scheduled,
+				r.WallSeconds, r.PodsPerSec, r.CPUSeconds, r.CPUMsPerPod, r.PeakRSSMB)
+			if baseline != "" {
+				if r.SpeedupVsRef > 0 {
+					line += fmt.Sprintf("%.1fx\t", r.SpeedupVsRef)
+				} else {
+					line += "\t"
+				}
+			}
+			fmt.Fprintln(tw, line)
+		}
+		tw.Flush()
+		results = append(results, rows...)
+	}
+	if jsonOut != "" {
+		b, err := json.MarshalIndent(results, "", "  ")
 		if err != nil {
 			return err
 		}
-		if _, err := f.Write(append([]byte("---\n"), b...)); err != nil {
+		return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
+	}
+	return nil
+}
+
+func build(dir, out string) error {
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/kubesched")
+	cmd.Dir, cmd.Stderr = dir, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building kubesched in %s: %w", dir, err)
+	}
+	return nil
+}
+
+func commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "unknown commit"
+	}
+	return "commit " + strings.TrimSpace(string(out))
+}
+
+func write(path string, objs []k8sruntime.Object) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for _, obj := range objs {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			f.Close()
 			return err
 		}
+		w.WriteString("---\n")
+		w.Write(b)
 	}
-	if err := f.Close(); err != nil {
+	if err := w.Flush(); err != nil {
+		f.Close()
 		return err
 	}
-	c, err := simulator.Load([]string{f.Name()})
-	if err != nil {
-		return err
-	}
-	cfg := &configv1.KubeSchedulerConfiguration{}
-	registry := plugins.NewInTreeRegistry()
-	config.SetDefaults(cfg, scheduler.Known(registry))
-	ctx := context.Background()
-	world, err := simulator.NewWorld(ctx, c, cfg, registry, 1)
-	if err != nil {
-		return err
-	}
+	return f.Close()
+}
+
+// simulate runs one child and reads its wall time, CPU, peak RSS and the
+// number of pods it placed.
+func simulate(bin, file string) (run, error) {
+	cmd := exec.Command(bin, "simulate", "-f", file, "-o", "json")
+	cmd.Stderr = os.Stderr
 	start := time.Now()
-	world.Run(ctx)
-	elapsed := time.Since(start)
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return err
+	out, err := cmd.Output()
+	wall := time.Since(start)
+	if err != nil {
+		return run{}, err
 	}
-	return json.NewEncoder(os.Stdout).Encode(result{Scheduled: world.Report().Summary.Scheduled, Seconds: elapsed.Seconds(), MaxRSSKB: ru.Maxrss})
+	var rep struct {
+		Summary struct {
+			Scheduled int `json:"scheduled"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return run{}, fmt.Errorf("reading simulate's JSON: %w", err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return run{Wall: wall.Seconds(), CPU: cpu.Seconds(), MaxRSSMB: float64(ru.Maxrss) / 1024, Scheduled: rep.Summary.Scheduled}, nil
+}
+
+func median(rs []run) run {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Wall < rs[j].Wall })
+	return rs[len(rs)/2]
 }
