@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -54,50 +53,26 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 	all, _ := s.snapshot.List()
 	ex := &Explanation{Pod: pod, BestNodes: []string{}}
 	state := framework.NewCycleState()
-	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
-	pfr, st, _ := fwk.RunPreFilterPlugins(ctx, state, pod, all)
-	verdicts := make(map[string]*NodeVerdict, len(all))
-	var candidates []*framework.NodeInfo
-	switch {
-	case st.Code() == framework.Error:
-		return nil, fmt.Errorf("PreFilter: %w", st.AsError())
-	case !st.IsSuccess():
-		for _, ni := range all {
-			verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Plugin: st.Plugin(), Reasons: st.Reasons()}
-		}
-		diagnosis.PreFilterMsg = st.Message()
-		diagnosis.NodeToStatus.AbsentNodesStatus = st
-	default:
-		var restricted *framework.Status
-		if !pfr.AllNodes() {
-			restricted = restrictionStatus(pfr)
-			diagnosis.NodeToStatus.AbsentNodesStatus = restricted
-		}
-		for _, ni := range all {
-			if !pfr.AllNodes() && !pfr.NodeNames.Has(ni.NodeName()) {
-				verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Plugin: strings.Join(pfr.Restrictors, ","), Reasons: restricted.Reasons()}
-				continue
-			}
-			candidates = append(candidates, ni)
-		}
+	// The same path as a scheduling cycle, over every node.
+	feasible, diagnosis, pfr, err := s.findNodesThatFitPod(ctx, fwk, state, pod, true)
+	if err != nil {
+		return nil, err
 	}
-	statuses := make([]*framework.Status, len(candidates))
-	fwk.Parallelizer().Until(ctx, len(candidates), func(i int) {
-		statuses[i] = fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, candidates[i])
-	})
-	var feasible []*framework.NodeInfo
-	for i, ni := range candidates {
-		st := statuses[i]
-		if st.Code() == framework.Error {
-			return nil, fmt.Errorf("Filter on node %s: %w", ni.NodeName(), st.AsError())
-		}
-		if st.IsSuccess() {
-			feasible = append(feasible, ni)
-			verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Feasible: true, Reasons: []string{}}
+	verdicts := make(map[string]*NodeVerdict, len(all))
+	for _, ni := range feasible {
+		verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Feasible: true, Reasons: []string{}}
+	}
+	for _, ni := range all {
+		name := ni.NodeName()
+		if verdicts[name] != nil {
 			continue
 		}
-		diagnosis.NodeToStatus.Set(ni.NodeName(), st)
-		verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Plugin: st.Plugin(), Reasons: st.Reasons()}
+		st := diagnosis.NodeToStatus.Get(name)
+		plugin := st.Plugin()
+		if diagnosis.PreFilterMsg == "" && pfr != nil && !pfr.AllNodes() && !pfr.NodeNames.Has(name) {
+			plugin = strings.Join(pfr.Restrictors, ",")
+		}
+		verdicts[name] = &NodeVerdict{Name: name, Plugin: plugin, Reasons: st.Reasons()}
 	}
 	ex.FeasibleCount = len(feasible)
 	if len(feasible) == 0 {

@@ -320,7 +320,7 @@ func (s *Scheduler) SchedulePod(ctx context.Context, fwk *runtime.Framework, sta
 		return ScheduleResult{}, ErrNoNodesAvailable
 	}
 	start := s.clock.Now()
-	feasible, diagnosis, err := s.findNodesThatFitPod(ctx, fwk, state, pod)
+	feasible, diagnosis, _, err := s.findNodesThatFitPod(ctx, fwk, state, pod, false)
 	s.observe(fwk, "Filter", framework.AsStatus(err), start)
 	if err != nil {
 		return ScheduleResult{}, err
@@ -343,8 +343,11 @@ func (s *Scheduler) SchedulePod(ctx context.Context, fwk *runtime.Framework, sta
 }
 
 // findNodesThatFitPod runs PreFilter, then Filter over the nodes (or the
-// ones PreFilter restricted to).
-func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod) ([]*framework.NodeInfo, framework.Diagnosis, error) {
+// ones PreFilter restricted to); it also returns PreFilter's restriction.
+// explain and scheduleOne both come here: with every set (explain), every
+// candidate node is evaluated whatever the percentage, the nominated node
+// gets no head start, and the rotating start index does not move.
+func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, every bool) ([]*framework.NodeInfo, framework.Diagnosis, *framework.PreFilterResult, error) {
 	all, _ := s.snapshot.List()
 	diagnosis := framework.Diagnosis{NodeToStatus: framework.NewNodeToStatus(), UnschedulablePlugins: sets.New[string]()}
 	pfr, st, rejectors := fwk.RunPreFilterPlugins(ctx, state, pod, all)
@@ -353,7 +356,7 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 	}
 	if !st.IsSuccess() {
 		if !st.IsRejected() {
-			return nil, diagnosis, st.AsError()
+			return nil, diagnosis, nil, st.AsError()
 		}
 		// Every node gets the PreFilter's status.
 		diagnosis.NodeToStatus.AbsentNodesStatus = st
@@ -362,18 +365,18 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 		if rejectors.Len() == 0 && st.Plugin() != "" {
 			diagnosis.UnschedulablePlugins.Insert(st.Plugin())
 		}
-		return nil, diagnosis, nil
+		return nil, diagnosis, pfr, nil
 	}
 	// A pod nominated by an earlier preemption tries its node first: the
 	// room was made for it there (upstream's evaluateNominatedNode).
-	if nnn := pod.Status.NominatedNodeName; nnn != "" {
+	if nnn := pod.Status.NominatedNodeName; nnn != "" && !every {
 		if ni, err := s.snapshot.Get(nnn); err == nil && ni != nil {
-			feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, []*framework.NodeInfo{ni})
+			feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, []*framework.NodeInfo{ni}, false)
 			if err != nil {
 				klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "pod", klog.KObj(pod), "node", nnn)
 			}
 			if len(feasible) != 0 {
-				return feasible, diagnosis, nil
+				return feasible, diagnosis, pfr, nil
 			}
 		}
 	}
@@ -388,12 +391,15 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 		diagnosis.NodeToStatus.AbsentNodesStatus = restrictionStatus(pfr)
 		diagnosis.UnschedulablePlugins.Insert(pfr.Restrictors...)
 	}
-	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes)
+	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes, every)
+	if every {
+		return feasible, diagnosis, pfr, err
+	}
 	// The rotating start moves past every node looked at, over all nodes
 	// (upstream's formula); the nominated-node probe alone does not move it.
 	processed := len(feasible) + diagnosis.NodeToStatus.Len()
 	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(all)
-	return feasible, diagnosis, err
+	return feasible, diagnosis, pfr, err
 }
 
 // restrictionStatus is the status of the nodes a PreFilter result cut,
@@ -427,7 +433,7 @@ func NumFeasibleNodesToFind(percentage int32, numAllNodes int32) int32 {
 // workers race to fill the quota, nodes are checked in windows and the
 // results taken in node order, so the same input always yields the same
 // feasible set (the simulator's byte-identical promise) at nearly the same cost.
-func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, error) {
+func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []*framework.NodeInfo, every bool) ([]*framework.NodeInfo, error) {
 	numAll := len(nodes)
 	if numAll == 0 {
 		return nil, nil
@@ -437,6 +443,10 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 		pct = *p
 	}
 	toFind := int(NumFeasibleNodesToFind(pct, int32(numAll)))
+	start := s.nextStartNodeIndex % numAll
+	if every {
+		toFind, start = numAll, 0
+	}
 	feasible := make([]*framework.NodeInfo, 0, toFind)
 	// Cycles run one at a time: the status buffer is reused, so a search
 	// that stops after a few hundred of 5,000 nodes does not allocate 5,000.
@@ -445,7 +455,6 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 	}
 	statuses := s.statusBuf[:numAll]
 	var firstErr atomic.Pointer[framework.Status]
-	start := s.nextStartNodeIndex % numAll
 	processed := 0
 	par := fwk.Parallelizer()
 	for processed < numAll && len(feasible) < toFind {
