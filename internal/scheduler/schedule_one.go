@@ -98,7 +98,7 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 	// A binding in flight finishes even when scheduling stops (shutdown):
 	// its context does not inherit the cancellation.
 	bindCtx := context.WithoutCancel(ctx)
-	go func() {
+	bind := func() {
 		defer s.bindings.Done()
 		st := s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
 		s.recordAttempt(fwk, st, start)
@@ -111,7 +111,12 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 				metrics.PodSchedulingSLIDuration.WithLabelValues(strconv.Itoa(pInfo.Attempts)).Observe(s.clock.Since(*pInfo.InitialAttemptTimestamp).Seconds())
 			}
 		}
-	}()
+	}
+	if s.syncBinding {
+		bind()
+		return
+	}
+	go bind()
 }
 
 // pluginMetricsSamplePercent is upstream's share of cycles whose plugins

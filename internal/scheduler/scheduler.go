@@ -65,6 +65,8 @@ type Scheduler struct {
 	statusBuf []*framework.Status
 
 	bindings sync.WaitGroup
+	// syncBinding: binding cycles run inline (WithSynchronousBinding).
+	syncBinding bool
 }
 
 type options struct {
@@ -75,6 +77,7 @@ type options struct {
 	listers    *framework.Listers
 	// noEquivalenceCache turns the equivalence cache off (on by default).
 	noEquivalenceCache bool
+	syncBinding        bool
 }
 
 // Option configures New.
@@ -90,6 +93,12 @@ func WithListers(l framework.Listers) Option { return func(o *options) { o.liste
 // EquivalenceCache feature gate; on by default). Decisions are the same
 // either way.
 func WithEquivalenceCache(on bool) Option { return func(o *options) { o.noEquivalenceCache = !on } }
+
+// WithSynchronousBinding runs each binding cycle in the scheduling
+// goroutine, right after its scheduling cycle: for the simulator, which
+// waits for every binding before the next pod anyway, so the only
+// difference is a goroutine handoff per pod saved.
+func WithSynchronousBinding() Option { return func(o *options) { o.syncBinding = true } }
 
 // WithSeed seeds the tie-breaking random source.
 func WithSeed(seed int64) Option { return func(o *options) { o.seed = seed } }
@@ -112,6 +121,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		logger:   logger,
 		Profiles: map[string]*runtime.Framework{},
 		Cache:    cache.New(logger),
+
+		syncBinding: o.syncBinding,
 	}
 	if cfg.PercentageOfNodesToScore != nil {
 		s.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore

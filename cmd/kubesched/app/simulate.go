@@ -1,6 +1,8 @@
 package app
 
 import (
+	"time"
+
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
@@ -37,11 +40,13 @@ The same input and seed give the same output, byte for byte.`,
 				return err
 			}
 			defer stop()
+			start := time.Now()
 			cluster, err := simulator.Load(opts.Files)
 			if err != nil {
 				return err
 			}
 			reportSkipped(s, cluster)
+			loaded := time.Now()
 			w, err := simulator.NewWorld(cmd.Context(), cluster, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
 			if err != nil {
 				return err
@@ -53,8 +58,12 @@ The same input and seed give the same output, byte for byte.`,
 				}
 				fmt.Fprintf(s.errOut, "left pending: %s\n", describeCounts(names, "pod(s) for scheduler %q"))
 			}
+			built := time.Now()
 			w.Run(cmd.Context())
-			return w.Report().Write(s.out, opts.Output)
+			ran := time.Now()
+			err = w.Report().Write(s.out, opts.Output)
+			klog.V(1).InfoS("Simulation phases", "load", loaded.Sub(start), "world", built.Sub(loaded), "run", ran.Sub(built), "report", time.Since(ran))
+			return err
 		},
 	}
 	fss := &cliflag.NamedFlagSets{}
