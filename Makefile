@@ -5,7 +5,7 @@ PKGS := ./...
 # Where the integration tests keep etcd, kube-apiserver and kubesched builds.
 INTEGRATION_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubesched-integration
 
-.PHONY: all build test test-unit fuzz soak test-integration integration-binaries vet fmt-check bench conformance example clean
+.PHONY: all build test test-unit fuzz soak test-integration integration-binaries vet fmt-check bench bench-real conformance example clean
 
 all: build
 
@@ -57,6 +57,15 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+## bench-real: the benchmark suite against a real control plane, kubesched
+## and upstream's kube-scheduler v1.37.2 on the same workloads (BENCH_ONLY=
+## substrings of workload names, BENCH_SCALE= divisor of the sizes).
+BENCH_ONLY ?= SchedulingBasic
+BENCH_SCALE ?= 1
+bench-real: integration-binaries
+	cd test/integration && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) KUBESCHED_BENCH=1 KUBESCHED_BENCH_ONLY=$(BENCH_ONLY) KUBESCHED_BENCH_SCALE=$(BENCH_SCALE) \
+		$(GO) test -count=1 -run '^TestBenchmarkAgainstKubeScheduler$$' -timeout 120m -v ./ 2>&1 | grep -v '^=== \|^    ---\|^--- '
 
 ## bench: Go benchmarks of the hot paths.
 bench:

@@ -17,6 +17,9 @@ import (
 // Binaries are the built programs.
 type Binaries struct {
 	Etcd, APIServer, Kubesched string
+	// KubeschedNoRace is kubesched built without the race detector, for
+	// the benchmarks (built on first use by BuildNoRace).
+	KubeschedNoRace string
 	// KubeScheduler is upstream's, the oracle of the differential tests.
 	KubeScheduler string
 }
@@ -56,10 +59,11 @@ func Build() (Binaries, error) {
 			return
 		}
 		built = Binaries{
-			Etcd:          filepath.Join(dir, "etcd"),
-			APIServer:     filepath.Join(dir, "kube-apiserver"),
-			Kubesched:     filepath.Join(dir, "kubesched"),
-			KubeScheduler: filepath.Join(dir, "kube-scheduler"),
+			Etcd:            filepath.Join(dir, "etcd"),
+			APIServer:       filepath.Join(dir, "kube-apiserver"),
+			Kubesched:       filepath.Join(dir, "kubesched"),
+			KubeschedNoRace: filepath.Join(dir, "kubesched-norace"),
+			KubeScheduler:   filepath.Join(dir, "kube-scheduler"),
 		}
 		for _, b := range []struct {
 			out, pkg string
@@ -84,4 +88,23 @@ func Build() (Binaries, error) {
 		}
 	})
 	return built, buildErr
+}
+
+var noRaceOnce sync.Once
+var noRaceErr error
+
+// BuildNoRace builds (once) kubesched without the race detector, as it
+// would be deployed: the benchmarks measure that one.
+func BuildNoRace() error {
+	if _, err := Build(); err != nil {
+		return err
+	}
+	noRaceOnce.Do(func() {
+		cmd := exec.Command("go", "build", "-o", built.KubeschedNoRace, "github.com/kubesched/kubesched/cmd/kubesched")
+		cmd.Dir = moduleDir()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			noRaceErr = fmt.Errorf("go build kubesched: %v\n%s", err, out)
+		}
+	})
+	return noRaceErr
 }

@@ -80,9 +80,7 @@ type KubeScheduler struct {
 // ends.
 func StartKubeScheduler(t testing.TB, cp *ControlPlane, kubeconfig string) *KubeScheduler {
 	t.Helper()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+	return StartKubeSchedulerWith(t, cp, fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: false
@@ -90,7 +88,16 @@ clientConnection:
   kubeconfig: %s
   qps: 100
   burst: 200
-`, kubeconfig)), 0o644); err != nil {
+`, kubeconfig), "2")
+}
+
+// StartKubeSchedulerWith runs kube-scheduler with this configuration (its
+// clientConnection.kubeconfig set) and log verbosity.
+func StartKubeSchedulerWith(t testing.TB, cp *ControlPlane, config, verbosity string) *KubeScheduler {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	k := &KubeScheduler{done: make(chan struct{}), port: FreePort(t), token: cp.token, logPath: filepath.Join(dir, "kube-scheduler.log")}
@@ -104,7 +111,7 @@ clientConnection:
 		"--cert-dir", filepath.Join(dir, "certs"),
 		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
-		"-v", "2")
+		"-v", verbosity)
 	k.cmd.Stdout, k.cmd.Stderr = log, log
 	if err := k.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -187,4 +194,38 @@ func MetricSum(text, name string, labels ...string) float64 {
 		}
 	}
 	return sum
+}
+
+// PID is the kube-scheduler process's.
+func (k *KubeScheduler) PID() int { return k.cmd.Process.Pid }
+
+// PID is the kubesched process's.
+func (s *Scheduler) PID() int { return s.cmd.Process.Pid }
+
+// APIServerPID is kube-apiserver's process id.
+func (cp *ControlPlane) APIServerPID() int { return cp.api.Process.Pid }
+
+// ProcessCPU is the user plus system CPU time a live process has used so
+// far (from /proc/PID/stat, in clock ticks of 10 ms).
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
