@@ -195,7 +195,7 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if err := os.WriteFile(path, []byte(benchConfig("")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		pid = fw.StartSchedulerArgs(t, cp, "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", "1").PID()
+		pid = fw.StartSchedulerNoRace(t, cp, "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", "1").PID()
 	}
 
 	// Wait for every measured pod, or for progress to stop.

@@ -61,6 +61,21 @@ func StartScheduler(t testing.TB, cp *ControlPlane, cfg string, extraArgs ...str
 // the serving flags the harness needs.
 func StartSchedulerArgs(t testing.TB, cp *ControlPlane, extraArgs ...string) *Scheduler {
 	t.Helper()
+	return startScheduler(t, cp, cp.bins.Kubesched, extraArgs...)
+}
+
+// StartSchedulerNoRace is StartSchedulerArgs with kubesched built without
+// the race detector (BuildNoRace), for benchmarks.
+func StartSchedulerNoRace(t testing.TB, cp *ControlPlane, extraArgs ...string) *Scheduler {
+	t.Helper()
+	if err := BuildNoRace(); err != nil {
+		t.Fatal(err)
+	}
+	return startScheduler(t, cp, cp.bins.KubeschedNoRace, extraArgs...)
+}
+
+func startScheduler(t testing.TB, cp *ControlPlane, binary string, extraArgs ...string) *Scheduler {
+	t.Helper()
 	s := &Scheduler{t: t, done: make(chan struct{}), HTTPAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t))}
 	s.LogPath = filepath.Join(t.TempDir(), "kubesched.log")
 	log, err := os.Create(s.LogPath)
@@ -72,7 +87,7 @@ func StartSchedulerArgs(t testing.TB, cp *ControlPlane, extraArgs ...string) *Sc
 		verbosity = v
 	}
 	args := append([]string{"--secure-port", "0", "--http-address", s.HTTPAddr, "-v", verbosity}, extraArgs...)
-	s.cmd = exec.Command(cp.bins.Kubesched, args...)
+	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
