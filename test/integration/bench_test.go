@@ -195,7 +195,23 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if err := os.WriteFile(path, []byte(benchConfig("")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		pid = fw.StartSchedulerNoRace(t, cp, "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", "1").PID()
+		s := fw.StartSchedulerNoRace(t, cp, "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", "1")
+		pid = s.PID()
+		if dir := os.Getenv("KUBESCHED_BENCH_PROFILE"); dir != "" {
+			// A CPU profile of kubesched while it works through the backlog.
+			go func() {
+				secs := max(2, min(30, len(measured)/400))
+				code, body, err := s.GetWithin(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+10)*time.Second)
+				if err != nil || code != 200 {
+					t.Logf("profile: %d %v", code, err)
+					return
+				}
+				file := dir + "/" + strings.NewReplacer("/", "_").Replace(w.FullName()) + "-kubesched.pprof"
+				if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+					t.Log(err)
+				}
+			}()
+		}
 	}
 
 	// Wait for every measured pod, or for progress to stop.

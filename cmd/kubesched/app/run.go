@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,9 @@ type health struct {
 	watchdog *leaderelection.HealthzAdaptor
 	// debug serves /debug/cache (behind authorization on the secure port).
 	debug http.Handler
+	// profiling serves /debug/pprof/ (enableProfiling, on by default as
+	// in kube-scheduler).
+	profiling bool
 }
 
 func (h *health) mux() *http.ServeMux {
@@ -85,6 +89,13 @@ func (h *health) mux() *http.ServeMux {
 	m.Handle("/metrics", legacyregistry.Handler())
 	if h.debug != nil {
 		m.Handle("/debug/cache", h.debug)
+	}
+	if h.profiling {
+		m.HandleFunc("/debug/pprof/", pprof.Index)
+		m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		m.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	return m
 }
@@ -143,7 +154,7 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	if err := informers.AddHandlers(sched, world); err != nil {
 		return err
 	}
-	h := &health{debug: cacheDebugHandler(sched, client)}
+	h := &health{debug: cacheDebugHandler(sched, client), profiling: cfg.EnableProfiling == nil || *cfg.EnableProfiling}
 	leaderElect := cfg.LeaderElection.LeaderElect != nil && *cfg.LeaderElection.LeaderElect
 	if leaderElect {
 		h.watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)

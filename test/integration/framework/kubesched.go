@@ -163,7 +163,12 @@ func (s *Scheduler) Exited() bool {
 
 // Get fetches a path from the scheduler's plain HTTP endpoint.
 func (s *Scheduler) Get(path string) (int, string, error) {
-	client := &http.Client{Timeout: 2 * time.Second}
+	return s.GetWithin(path, 2*time.Second)
+}
+
+// GetWithin is Get with another timeout.
+func (s *Scheduler) GetWithin(path string, timeout time.Duration) (int, string, error) {
+	client := &http.Client{Timeout: timeout}
 	resp, err := client.Get("http://" + s.HTTPAddr + path)
 	if err != nil {
 		return 0, "", err
