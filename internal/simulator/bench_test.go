@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/internal/testing/clustergen"
+	"github.com/kubesched/kubesched/internal/testing/perfgen"
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
@@ -49,4 +50,30 @@ func clonePods(c *Cluster) []*v1.Pod {
 		out[i] = p.DeepCopy()
 	}
 	return out
+}
+
+// BenchmarkSimulatePerfWorkloads runs simulate's core (loading excluded)
+// on scheduler_perf's workloads at a fifth of their size.
+func BenchmarkSimulatePerfWorkloads(b *testing.B) {
+	for _, w := range perfgen.All() {
+		w := w.Scaled(5)
+		b.Run(w.Name, func(b *testing.B) {
+			c := loadObjects(b, w.Objects())
+			cfg := defaultConfig(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				cc := *c
+				cc.Pods = clonePods(c)
+				world, err := NewWorld(context.Background(), &cc, cfg, plugins.NewInTreeRegistry(), 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				world.Run(context.Background())
+			}
+			b.ReportMetric(float64(w.MeasurePods)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+		})
+	}
 }

@@ -195,11 +195,22 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if err := os.WriteFile(path, []byte(benchConfig("")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s := fw.StartSchedulerNoRace(t, cp, "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", "1")
+		verbosity := "1"
+		if v := os.Getenv("KUBESCHED_BENCH_VERBOSITY"); v != "" {
+			verbosity = v
+		}
+		s := fw.StartSchedulerNoRace(t, cp, "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", verbosity)
 		pid = s.PID()
 		if dir := os.Getenv("KUBESCHED_BENCH_PROFILE"); dir != "" {
-			// A CPU profile of kubesched while it works through the backlog.
+			// A CPU profile of kubesched while it works through the backlog,
+			// from as soon as it serves.
 			go func() {
+				for i := 0; i < 100; i++ {
+					if code, _, err := s.Get("/healthz"); err == nil && code == 200 {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
 				secs := max(2, min(30, len(measured)/400))
 				code, body, err := s.GetWithin(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+10)*time.Second)
 				if err != nil || code != 200 {

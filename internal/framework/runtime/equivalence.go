@@ -232,13 +232,9 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 	return nil
 }
 
-// cachedScore returns the raw score of score plugin j (a cached one) on
-// ni, computing and recording it when missing.
-func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, slot int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle) (int64, *framework.Status) {
-	e := cy.entry(ni)
-	if e == nil {
-		return runScore(ctx, pl, state, pod, ni)
-	}
+// cachedScore returns the raw score of a cached score plugin on ni (whose
+// entry is e), computing and recording it when missing.
+func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, slot int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle, e *eqEntry) (int64, *framework.Status) {
 	at := ni.Index*f.eq.numScore + slot
 	if e.scored&(1<<slot) != 0 {
 		return cy.class.scores[at], nil

@@ -108,6 +108,7 @@ type scoreScratch struct {
 	scores    []framework.NodeScore
 	out       []framework.NodePluginScores
 	flat      []framework.PluginScore
+	names     []string
 }
 
 // lists returns nPlugins lists of nNodes zeroed scores.
@@ -726,13 +727,19 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	defer cancel()
 	errCh := make(chan *framework.Status, 1)
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
+		ni := nodes[i]
+		name := ni.NodeName()
+		var e *eqEntry
+		if cy != nil {
+			e = cy.entry(ni)
+		}
 		for j, pl := range plugins {
 			var s int64
 			var st *framework.Status
-			if slots[j] >= 0 {
-				s, st = f.cachedScore(ctx, pl.ScorePlugin, slots[j], state, pod, nodes[i], cy)
+			if slot := slots[j]; slot >= 0 && e != nil {
+				s, st = f.cachedScore(ctx, pl.ScorePlugin, slot, state, pod, ni, cy, e)
 			} else {
-				s, st = runScore(ctx, pl.ScorePlugin, state, pod, nodes[i])
+				s, st = runScore(ctx, pl.ScorePlugin, state, pod, ni)
 			}
 			if !st.IsSuccess() {
 				select {
@@ -742,7 +749,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 				cancel()
 				return
 			}
-			scores[j][i] = framework.NodeScore{Name: nodes[i].NodeName(), Score: s}
+			scores[j][i] = framework.NodeScore{Name: name, Score: s}
 		}
 	})
 	select {
@@ -764,12 +771,18 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 		}
 	}
 	out, flat := buf.results(len(nodes), len(plugins))
-	for i, n := range nodes {
-		out[i] = framework.NodePluginScores{Name: n.NodeName(), Scores: flat[i*len(plugins) : (i+1)*len(plugins) : (i+1)*len(plugins)]}
+	names := buf.names[:0]
+	for _, pl := range plugins {
+		names = append(names, pl.Name())
+	}
+	buf.names = names
+	for i := range nodes {
+		o := &out[i]
+		*o = framework.NodePluginScores{Name: nodes[i].NodeName(), Scores: flat[i*len(plugins) : (i+1)*len(plugins) : (i+1)*len(plugins)]}
 		for j, pl := range plugins {
 			w := scores[j][i].Score * pl.weight
-			out[i].Scores[j] = framework.PluginScore{Name: pl.Name(), Score: w}
-			out[i].TotalScore += w
+			o.Scores[j] = framework.PluginScore{Name: names[j], Score: w}
+			o.TotalScore += w
 		}
 	}
 	return out, nil
