@@ -106,10 +106,12 @@ func (c *Cache) nodeFor(name string) *nodeItem {
 	return it
 }
 
-func (c *Cache) addPodLocked(pod *v1.Pod) {
-	it := c.nodeFor(pod.Spec.NodeName)
-	it.info.AddPod(pod)
-	c.moveToHead(pod.Spec.NodeName)
+func (c *Cache) addPodLocked(pod *v1.Pod) { c.addPodInfoLocked(framework.NewPodInfo(pod)) }
+
+func (c *Cache) addPodInfoLocked(pi *framework.PodInfo) {
+	it := c.nodeFor(pi.Pod.Spec.NodeName)
+	it.info.AddPodInfo(pi)
+	c.moveToHead(pi.Pod.Spec.NodeName)
 }
 
 func (c *Cache) removePodLocked(pod *v1.Pod) error {
@@ -130,13 +132,18 @@ func (c *Cache) removePodLocked(pod *v1.Pod) error {
 
 // AssumePod counts pod (with spec.nodeName set to the chosen node) on its
 // node before the binding is confirmed.
-func (c *Cache) AssumePod(pod *v1.Pod) error {
+func (c *Cache) AssumePod(pod *v1.Pod) error { return c.AssumePodInfo(framework.NewPodInfo(pod)) }
+
+// AssumePodInfo is AssumePod with the PodInfo already computed (the
+// scheduler has it from the queue).
+func (c *Cache) AssumePodInfo(pi *framework.PodInfo) error {
+	pod := pi.Pod
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.podStates[pod.UID]; ok {
 		return fmt.Errorf("pod %s/%s (uid %s) is in the cache, so can't be assumed", pod.Namespace, pod.Name, pod.UID)
 	}
-	c.addPodLocked(pod)
+	c.addPodInfoLocked(pi)
 	c.podStates[pod.UID] = &podState{pod: pod}
 	c.assumedPods.Insert(pod.UID)
 	return nil

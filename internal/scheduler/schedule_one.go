@@ -210,7 +210,7 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 	}
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = res.SuggestedHost
-	if err := s.Cache.AssumePod(assumed); err != nil {
+	if err := s.Cache.AssumePodInfo(pInfo.PodInfo.WithPod(assumed)); err != nil {
 		return nil, cycleResult{}, framework.AsStatus(err)
 	}
 	// The pod is no longer nominated elsewhere once assumed.

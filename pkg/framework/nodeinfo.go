@@ -44,6 +44,16 @@ var nonZeroDefaults = v1.ResourceList{
 	v1.ResourceMemory: *resource.NewQuantity(DefaultMemoryRequest, resource.BinarySI),
 }
 
+// WithPod returns a PodInfo for pod that shares everything derived from
+// pi's pod (requests, ports, affinity terms): for a copy of pi.Pod that
+// differs only in fields none of them reads, such as spec.nodeName (the
+// assumed pod). The derived data are read-only.
+func (pi *PodInfo) WithPod(pod *v1.Pod) *PodInfo {
+	out := *pi
+	out.Pod = pod
+	return &out
+}
+
 // NewPodInfo computes a PodInfo.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi := &PodInfo{Pod: pod}

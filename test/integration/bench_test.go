@@ -187,6 +187,8 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 	}
 	start := time.Now()
 	var pid int
+	var profiling sync.WaitGroup
+	defer profiling.Wait() // before the scheduler is stopped
 	if impl == fw.Upstream {
 		pid = fw.StartKubeSchedulerWith(t, cp, benchConfig(cp.Kubeconfig), "1").PID()
 	} else {
@@ -204,14 +206,16 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if dir := os.Getenv("KUBESCHED_BENCH_PROFILE"); dir != "" {
 			// A CPU profile of kubesched while it works through the backlog,
 			// from as soon as it serves.
+			profiling.Add(1)
 			go func() {
+				defer profiling.Done()
 				for i := 0; i < 100; i++ {
 					if code, _, err := s.Get("/healthz"); err == nil && code == 200 {
 						break
 					}
 					time.Sleep(20 * time.Millisecond)
 				}
-				secs := max(2, min(30, len(measured)/400))
+				secs := max(2, min(30, len(measured)/1500))
 				code, body, err := s.GetWithin(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+10)*time.Second)
 				if err != nil || code != 200 {
 					t.Logf("profile: %d %v", code, err)

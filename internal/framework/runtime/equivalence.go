@@ -65,6 +65,11 @@ type eqCycle struct {
 	class      *eqClass
 	skipFilter []bool
 	declined   uint64
+	// cachedOnly: every filter plugin that runs this cycle is cached, and
+	// lastSlot+1 is how many cached slots a fully evaluated entry has; an
+	// entry that passed them all needs no plugin call at all.
+	cachedOnly bool
+	lastSlot   int16
 }
 
 // filterSlot is filter plugin i's cache slot this cycle, or -1.
@@ -152,6 +157,17 @@ func (c *equivalenceCache) beginCycle(pod *v1.Pod, skip sets.Set[string], filter
 			}
 		}
 	}
+	cy.cachedOnly, cy.lastSlot = true, -1
+	for i := range filter {
+		if cy.skipFilter[i] {
+			continue
+		}
+		if s := c.filterSlotOf(cy, i); s >= 0 {
+			cy.lastSlot = s
+		} else {
+			cy.cachedOnly = false
+		}
+	}
 	c.buf = b
 	c.tick++
 	cl, ok := c.classes[string(b)]
@@ -200,6 +216,9 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 	e := cy.entry(ni)
 	if e == nil {
 		return f.RunFilterPlugins(ctx, state, pod, ni)
+	}
+	if cy.cachedOnly && e.filtered > cy.lastSlot {
+		return e.st // every plugin's verdict is cached: the rejection, or nil
 	}
 	for i, pl := range f.filter {
 		if cy.skipFilter[i] {

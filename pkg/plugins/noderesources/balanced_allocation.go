@@ -33,7 +33,7 @@ func NewBalancedAllocation(_ context.Context, obj runtime.Object, _ framework.Ha
 	if err != nil {
 		return nil, err
 	}
-	s := resourceAllocationScorer{strategy: balanced, resources: args.Resources, useRequested: true}
+	s := resourceAllocationScorer{strategy: balanced, resources: args.Resources, useRequested: true, memo: &podMemo[[]int64]{}}
 	s.initNames()
 	return &BalancedAllocation{scorer: s}, nil
 }

@@ -35,6 +35,8 @@ type Fit struct {
 	ignoredResources      sets.Set[string]
 	ignoredResourceGroups sets.Set[string]
 	scorer                resourceAllocationScorer
+	// request remembers the last pod's request (signature, then PreFilter).
+	request *podMemo[*preFilterState]
 }
 
 var (
@@ -59,6 +61,7 @@ func NewFit(_ context.Context, obj runtime.Object, _ framework.Handle) (framewor
 		ignoredResources:      sets.New(args.IgnoredResources...),
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		scorer:                scorer,
+		request:               &podMemo[*preFilterState]{},
 	}, nil
 }
 
@@ -85,8 +88,8 @@ func computePodResourceRequest(pod *v1.Pod) *preFilterState {
 }
 
 // PreFilter computes the pod's request once.
-func (*Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	state.Write(preFilterStateKey, computePodResourceRequest(pod))
+func (f *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	state.Write(preFilterStateKey, f.request.get(pod, computePodResourceRequest))
 	return nil, nil
 }
 
@@ -279,7 +282,7 @@ func (f *Fit) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interfac
 // the pod's request, Score the requests of the scored resources; both
 // are computed from the pod alone, and read nothing but the NodeInfo.
 func (f *Fit) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
-	s := computePodResourceRequest(pod)
+	s := f.request.get(pod, computePodResourceRequest)
 	b = framework.AppendSigResource(b, &s.Resource, s.scalars)
 	for _, r := range f.scorer.podRequests(pod) {
 		b = framework.AppendSigInt(b, r)

@@ -1,6 +1,8 @@
 package noderesources
 
 import (
+	"sync"
+
 	"fmt"
 	"math"
 
@@ -39,10 +41,40 @@ type resourceAllocationScorer struct {
 	// containers without requests count as 100m cpu / 200Mi memory.
 	useRequested bool
 	shape        helper.FunctionShape
+	// memo remembers the last pod's requests: a cycle asks for them in the
+	// equivalence signature and in PreScore.
+	memo *podMemo[[]int64]
+}
+
+// podMemo remembers a value computed from the last pod it was asked about
+// (by identity: the scheduler never mutates a pod object it has handed out).
+type podMemo[T any] struct {
+	mu  sync.Mutex
+	pod *v1.Pod
+	val T
+}
+
+// get returns compute(pod), from memory when pod is the last one asked about.
+func (m *podMemo[T]) get(pod *v1.Pod, compute func(*v1.Pod) T) T {
+	if m == nil {
+		return compute(pod)
+	}
+	m.mu.Lock()
+	if m.pod == pod {
+		v := m.val
+		m.mu.Unlock()
+		return v
+	}
+	m.mu.Unlock()
+	v := compute(pod)
+	m.mu.Lock()
+	m.pod, m.val = pod, v
+	m.mu.Unlock()
+	return v
 }
 
 func newScorer(s *configv1.ScoringStrategy) (resourceAllocationScorer, error) {
-	r := resourceAllocationScorer{resources: s.Resources}
+	r := resourceAllocationScorer{resources: s.Resources, memo: &podMemo[[]int64]{}}
 	switch s.Type {
 	case configv1.LeastAllocated:
 		r.strategy = leastAllocated
@@ -77,6 +109,10 @@ var nonZeroDefaults = v1.ResourceList{
 
 // podRequests is the pod's request for each scored resource.
 func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
+	return r.memo.get(pod, r.computePodRequests)
+}
+
+func (r *resourceAllocationScorer) computePodRequests(pod *v1.Pod) []int64 {
 	opts := resourcehelper.PodResourcesOptions{}
 	if !r.useRequested {
 		opts.NonMissingContainerRequests = nonZeroDefaults
