@@ -116,7 +116,13 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		bind()
 		return
 	}
-	go bind()
+	if fwk.HasPermitPlugins() {
+		// A binding cycle may wait on Permit for long (a gang waiting for
+		// its members): it must not hold one of the pool's few workers.
+		go bind()
+		return
+	}
+	s.binders.submit(bind)
 }
 
 // pluginMetricsSamplePercent is upstream's share of cycles whose plugins

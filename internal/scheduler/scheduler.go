@@ -67,6 +67,8 @@ type Scheduler struct {
 	bindings sync.WaitGroup
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).
 	syncBinding bool
+	// binders run the binding cycles.
+	binders binderPool
 }
 
 type options struct {

@@ -679,6 +679,9 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.C
 	return result, framework.NewStatus(framework.Unschedulable, reasons...)
 }
 
+// HasPermitPlugins reports whether any Permit plugin is enabled.
+func (f *Framework) HasPermitPlugins() bool { return len(f.permit) > 0 }
+
 // HasPostFilterPlugins reports whether any PostFilter plugin is enabled.
 func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 
