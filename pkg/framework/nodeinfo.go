@@ -93,10 +93,21 @@ type ImageStateSummary struct {
 // NodeInfo is a node with the pods assigned (or assumed) to it and their
 // aggregated requests.
 type NodeInfo struct {
-	node *v1.Node
-	// name is node.Name, kept here so that the per-node loops, which read
-	// it for every node of every cycle, don't touch the Node object.
+	// The fields every cycle reads for every node come first, in one cache
+	// line: the name, the generation and the index (the per-node loops
+	// are bound by memory latency, not by arithmetic).
+
+	// name is node.Name, kept here so that the per-node loops don't touch
+	// the Node object.
 	name string
+	// Generation changes on every mutation; it is unique over all
+	// NodeInfos (a copy shares it only until either is mutated).
+	Generation int64
+	// Index is the node's position in the scheduling snapshot's list, set
+	// by the snapshot; per-node caches (the equivalence cache) key by it.
+	// -1 outside a snapshot.
+	Index int
+	node  *v1.Node
 	// Pods on the node, assumed ones included.
 	Pods []*PodInfo
 	// Requested is the sum of the pods' requests.
@@ -116,13 +127,6 @@ type NodeInfo struct {
 	PodsWithRequiredAntiAffinity []*PodInfo
 	// DeclaredFeatures are the features the node declares in its status.
 	DeclaredFeatures ndf.FeatureSet
-	// Generation changes on every mutation; it is unique over all
-	// NodeInfos (a copy shares it only until either is mutated).
-	Generation int64
-	// Index is the node's position in the scheduling snapshot's list, set
-	// by the snapshot; per-node caches (the equivalence cache) key by it.
-	// -1 outside a snapshot.
-	Index int
 }
 
 // NewNodeInfo returns a NodeInfo with the given pods and no node.

@@ -111,13 +111,13 @@ type scoreScratch struct {
 	names     []string
 }
 
-// lists returns nPlugins lists of nNodes zeroed scores.
+// lists returns nPlugins lists of nNodes scores, not cleared: the caller
+// writes every Score, and every Name that a normalizer may read.
 func (s *scoreScratch) lists(nPlugins, nNodes int) []framework.NodeScoreList {
 	if cap(s.scores) < nPlugins*nNodes {
 		s.scores = make([]framework.NodeScore, nPlugins*nNodes)
 	}
 	all := s.scores[:nPlugins*nNodes]
-	clear(all)
 	s.perPlugin = s.perPlugin[:0]
 	for j := 0; j < nPlugins; j++ {
 		s.perPlugin = append(s.perPlugin, all[j*nNodes:(j+1)*nNodes:(j+1)*nNodes])
@@ -711,8 +711,21 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 // parallel over nodes, normalizes per plugin, and applies the weights. The
 // result is valid until the framework's next RunScorePlugins call.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
+	return f.runScorePlugins(ctx, state, pod, nodes, true)
+}
+
+// RunScorePluginsTotals is RunScorePlugins without the per-plugin scores
+// (Scores is nil): what selecting a host needs, without writing a name per
+// plugin per node every cycle.
+func (f *Framework) RunScorePluginsTotals(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
+	return f.runScorePlugins(ctx, state, pod, nodes, false)
+}
+
+func (f *Framework) runScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, perPlugin bool) ([]framework.NodePluginScores, *framework.Status) {
 	plugins := make([]weightedScore, 0, len(f.score))
 	slots := make([]int, 0, len(f.score)) // the equivalence cache's score slot, or -1
+	// named[j]: plugin j normalizes, and NormalizeScore may read the names.
+	named := make([]bool, 0, len(f.score))
 	cy, _ := state.Equivalence.(*eqCycle)
 	for i, pl := range f.score {
 		if !state.SkipScorePlugins.Has(pl.Name()) {
@@ -722,6 +735,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 				slot = f.eq.scoreSlotOf(cy, i)
 			}
 			slots = append(slots, slot)
+			named = append(named, pl.ScoreExtensions() != nil)
 		}
 	}
 	buf := &f.scoreScratch
@@ -752,7 +766,11 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 				cancel()
 				return
 			}
-			scores[j][i] = framework.NodeScore{Name: name, Score: s}
+			if named[j] {
+				scores[j][i] = framework.NodeScore{Name: name, Score: s}
+			} else {
+				scores[j][i].Score = s
+			}
 		}
 	})
 	select {
@@ -772,6 +790,17 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 				return nil, framework.AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", pl.Name(), s, framework.MinNodeScore, framework.MaxNodeScore))
 			}
 		}
+	}
+	if !perPlugin {
+		out, _ := buf.results(len(nodes), 0)
+		for i := range nodes {
+			var total int64
+			for j, pl := range plugins {
+				total += scores[j][i].Score * pl.weight
+			}
+			out[i] = framework.NodePluginScores{Name: nodes[i].NodeName(), TotalScore: total}
+		}
+		return out, nil
 	}
 	out, flat := buf.results(len(nodes), len(plugins))
 	names := buf.names[:0]
