@@ -82,7 +82,14 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 			return nil, framework.AsStatus(err)
 		}
 	}
-	for _, ni := range nodes {
+	antiNodes := nodes
+	if hasTerms {
+		var err error
+		if antiNodes, err = pl.handle.SnapshotSharedLister().NodeInfos().HavePodsWithRequiredAntiAffinityList(); err != nil {
+			return nil, framework.AsStatus(err)
+		}
+	}
+	for _, ni := range antiNodes {
 		node := ni.Node()
 		if node == nil {
 			continue
@@ -95,12 +102,16 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 				}
 			}
 		}
-		if !hasTerms {
-			continue
-		}
-		for _, existing := range ni.Pods {
-			s.countIncoming(existing.Pod, node, 1)
-		}
+	}
+	if hasTerms {
+		// The incoming terms' counts come from the memo of these terms:
+		// only nodes that changed since its last cycle are counted again.
+		// The maps are the memo's, read only here and in Filter;
+		// AddPod/RemovePod work on clones (Clone).
+		m, unlock := pl.memos.get(termsKey(s.affinityTerms, s.antiTerms))
+		m.refresh(nodes, s.affinityTerms, s.antiTerms)
+		s.affinity, s.anti = m.affinity, m.anti
+		unlock()
 	}
 	if len(s.existingAnti) == 0 && !hasTerms {
 		return nil, framework.NewStatus(framework.Skip)

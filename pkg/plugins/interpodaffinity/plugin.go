@@ -31,6 +31,10 @@ const (
 type InterPodAffinity struct {
 	handle framework.Handle
 	args   configv1.InterPodAffinityArgs
+	// memos keep PreFilter's counts of incoming terms across cycles;
+	// scoreMemos PreScore's domain scores.
+	memos      memos
+	scoreMemos scoreMemos
 }
 
 var (

@@ -49,13 +49,10 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	if pl.args.IgnorePreferredTermsOfExistingPods && !hasPreferred {
 		return framework.NewStatus(framework.Skip)
 	}
-	// Without preferred terms of its own, only nodes with pods with
-	// affinity can count.
-	lister := pl.handle.SnapshotSharedLister().NodeInfos()
-	all, err := lister.HavePodsWithAffinityList()
-	if hasPreferred {
-		all, err = lister.List()
-	}
+	// Every node, in the snapshot's order: the memo keys its entries by
+	// position (a node without pods with affinity contributes nothing
+	// unless the pod has preferred terms of its own).
+	all, err := pl.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return framework.AsStatus(err)
 	}
@@ -76,20 +73,19 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	if pl.args.HardPodAffinityWeight != nil {
 		hard = int64(*pl.args.HardPodAffinityWeight)
 	}
-	s := &preScoreState{}
-	matched := false
-	term := func(t *framework.AffinityTerm, weight int64, target *v1.Pod, ns labels.Set, node *v1.Node) {
-		if t.Matches(target, ns) {
-			if _, ok := node.Labels[t.TopologyKey]; ok {
-				matched = true
-				s.add(node, t.TopologyKey, weight)
-			}
-		}
-	}
-	for _, ni := range all {
+	// One node's contributions: the terms that match, in domains the node has.
+	compute := func(ni *framework.NodeInfo, e *scoreEntry) {
 		node := ni.Node()
 		if node == nil || len(node.Labels) == 0 {
-			continue
+			return
+		}
+		term := func(t *framework.AffinityTerm, weight int64, target *v1.Pod, ns labels.Set) {
+			if t.Matches(target, ns) {
+				if v, ok := node.Labels[t.TopologyKey]; ok {
+					e.matches++
+					e.contrib = append(e.contrib, scoreContrib{topologyPair{t.TopologyKey, v}, weight})
+				}
+			}
 		}
 		pods := ni.PodsWithAffinity
 		if hasPreferred {
@@ -97,28 +93,33 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 		}
 		for _, existing := range pods {
 			for i := range preferred {
-				term(&preferred[i].AffinityTerm, int64(preferred[i].Weight), existing.Pod, nil, node)
+				term(&preferred[i].AffinityTerm, int64(preferred[i].Weight), existing.Pod, nil)
 			}
 			for i := range preferredAnti {
-				term(&preferredAnti[i].AffinityTerm, -int64(preferredAnti[i].Weight), existing.Pod, nil, node)
+				term(&preferredAnti[i].AffinityTerm, -int64(preferredAnti[i].Weight), existing.Pod, nil)
 			}
 			if hard > 0 {
 				for i := range existing.RequiredAffinityTerms {
-					term(&existing.RequiredAffinityTerms[i], hard, pod, nsLabels, node)
+					term(&existing.RequiredAffinityTerms[i], hard, pod, nsLabels)
 				}
 			}
 			if !pl.args.IgnorePreferredTermsOfExistingPods {
 				for i := range existing.PreferredAffinityTerms {
 					t := &existing.PreferredAffinityTerms[i]
-					term(&t.AffinityTerm, int64(t.Weight), pod, nsLabels, node)
+					term(&t.AffinityTerm, int64(t.Weight), pod, nsLabels)
 				}
 				for i := range existing.PreferredAntiAffinityTerms {
 					t := &existing.PreferredAntiAffinityTerms[i]
-					term(&t.AffinityTerm, -int64(t.Weight), pod, nsLabels, node)
+					term(&t.AffinityTerm, -int64(t.Weight), pod, nsLabels)
 				}
 			}
 		}
 	}
+	m, unlock := pl.scoreMemos.get(scoreKey(pod, nsLabels, hasPreferred, preferred, preferredAnti))
+	m.refresh(all, compute)
+	matched := m.matches > 0
+	s := &preScoreState{scores: m.scores}
+	unlock()
 	if !matched {
 		return framework.NewStatus(framework.Skip)
 	}
