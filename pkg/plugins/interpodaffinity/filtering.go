@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -82,27 +83,19 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 			return nil, framework.AsStatus(err)
 		}
 	}
-	antiNodes := nodes
-	if hasTerms {
-		var err error
-		if antiNodes, err = pl.handle.SnapshotSharedLister().NodeInfos().HavePodsWithRequiredAntiAffinityList(); err != nil {
-			return nil, framework.AsStatus(err)
+	// Existing pods' anti-affinity against this pod: from the memo of the
+	// pod's shape, recounting only nodes that changed. The map is the
+	// memo's (read only here and in Filter; AddPod/RemovePod clone it).
+	am, unlockAnti := pl.antiMemos.get(podKey(pod, s.nsLabels))
+	am.refresh(nodes, pod, s.nsLabels)
+	s.existingAnti = am.counts
+	for p := range am.counts {
+		if !slices.Contains(s.existingKeys, p.key) {
+			s.existingKeys = append(s.existingKeys, p.key)
 		}
 	}
-	for _, ni := range antiNodes {
-		node := ni.Node()
-		if node == nil {
-			continue
-		}
-		for _, existing := range ni.PodsWithRequiredAntiAffinity {
-			for i := range existing.RequiredAntiAffinityTerms {
-				t := &existing.RequiredAntiAffinityTerms[i]
-				if t.Matches(pod, s.nsLabels) {
-					s.addExisting(node, t.TopologyKey, 1)
-				}
-			}
-		}
-	}
+	sort.Strings(s.existingKeys)
+	unlockAnti()
 	if hasTerms {
 		// The incoming terms' counts come from the memo of these terms:
 		// only nodes that changed since its last cycle are counted again.

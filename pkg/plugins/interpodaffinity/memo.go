@@ -275,3 +275,95 @@ func scoreKey(pod *v1.Pod, nsLabels labels.Set, hasPreferred bool, preferred, pr
 	}
 	return b.String()
 }
+
+// PreFilter's counts of existing pods' required anti-affinity terms that
+// select the incoming pod, kept across cycles likewise, per pod shape
+// (namespace, labels, namespace labels: what the terms match against).
+
+type antiEntry struct {
+	ni     *framework.NodeInfo
+	gen    int64
+	counts []pairCount
+}
+
+type pairCount struct {
+	pair topologyPair
+	n    int64
+}
+
+type antiMemo struct {
+	entries []antiEntry
+	counts  pairCounts
+}
+
+func (m *antiMemo) apply(e *antiEntry, sign int64) {
+	for _, c := range e.counts {
+		m.counts.addPair(c.pair, sign*c.n)
+	}
+}
+
+func (m *antiMemo) refresh(nodes []*framework.NodeInfo, pod *v1.Pod, nsLabels labels.Set) {
+	for i, ni := range nodes {
+		if i == len(m.entries) {
+			m.entries = append(m.entries, antiEntry{})
+		}
+		e := &m.entries[i]
+		if e.ni == ni && e.gen == ni.Generation {
+			continue
+		}
+		if e.ni != nil {
+			m.apply(e, -1)
+		}
+		e.ni, e.gen, e.counts = ni, ni.Generation, e.counts[:0]
+		if node := ni.Node(); node != nil {
+			for _, existing := range ni.PodsWithRequiredAntiAffinity {
+				for t := range existing.RequiredAntiAffinityTerms {
+					term := &existing.RequiredAntiAffinityTerms[t]
+					v, ok := node.Labels[term.TopologyKey]
+					if !ok || !term.Matches(pod, nsLabels) {
+						continue
+					}
+					p := topologyPair{term.TopologyKey, v}
+					j := 0
+					for j < len(e.counts) && e.counts[j].pair != p {
+						j++
+					}
+					if j == len(e.counts) {
+						e.counts = append(e.counts, pairCount{pair: p})
+					}
+					e.counts[j].n++
+				}
+			}
+		}
+		m.apply(e, 1)
+	}
+	for i := len(nodes); i < len(m.entries); i++ {
+		if m.entries[i].ni != nil {
+			m.apply(&m.entries[i], -1)
+		}
+	}
+	m.entries = m.entries[:len(nodes)]
+}
+
+type antiMemos struct {
+	mu    sync.Mutex
+	byKey map[string]*antiMemo
+}
+
+func (ms *antiMemos) get(key string) (*antiMemo, func()) {
+	ms.mu.Lock()
+	if ms.byKey == nil || len(ms.byKey) >= maxMemos {
+		ms.byKey = map[string]*antiMemo{}
+	}
+	m, ok := ms.byKey[key]
+	if !ok {
+		m = &antiMemo{counts: pairCounts{}}
+		ms.byKey[key] = m
+	}
+	return m, ms.mu.Unlock
+}
+
+// podKey is what existing pods' terms read of the incoming pod.
+func podKey(pod *v1.Pod, nsLabels labels.Set) string {
+	return pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
+}

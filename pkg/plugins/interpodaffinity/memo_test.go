@@ -15,9 +15,10 @@ import (
 
 // TestMemoizedIncomingCountsEqualARecount: across a random sequence of
 // cluster changes (pods added and removed, nodes added in the middle of
-// the list, removed, relabeled), the counts of the incoming pod's terms
-// that PreFilter takes from its memo equal a recount by a plugin without
-// a memo, for pods of three term sets taking turns.
+// the list, removed, relabeled), the counts PreFilter takes from its memos
+// (the incoming pod's terms; existing pods' anti-affinity against it)
+// equal a recount by a plugin without memos, for pods of three term sets
+// taking turns.
 func TestMemoizedIncomingCountsEqualARecount(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	zones := []string{"a", "b", "c"}
@@ -39,7 +40,7 @@ func TestMemoizedIncomingCountsEqualARecount(t *testing.T) {
 		st.MakePod().Name("s").Namespace("other").PodAffinity(st.AffinityTerm(zone, "web", "default")).
 			PodAntiAffinity(st.AffinityTerm(zone, "api")).Obj(),
 	}
-	counts := func(pl framework.Plugin, pod *v1.Pod) [2]pairCounts {
+	counts := func(pl framework.Plugin, pod *v1.Pod) [3]pairCounts {
 		s := framework.NewCycleState()
 		if _, st := pl.(framework.PreFilterPlugin).PreFilter(context.Background(), s, pod, nodes); !st.IsSuccess() {
 			t.Fatal(st)
@@ -49,7 +50,7 @@ func TestMemoizedIncomingCountsEqualARecount(t *testing.T) {
 			t.Fatal(err)
 		}
 		ps := d.(*preFilterState)
-		return [2]pairCounts{ps.affinity, ps.anti}
+		return [3]pairCounts{ps.affinity, ps.anti, ps.existingAnti}
 	}
 	memoized := newPlugin(t, nil, nodes)
 	next := 30
@@ -79,6 +80,8 @@ func changeCluster(t *testing.T, r *rand.Rand, nodes []*framework.NodeInfo, next
 			p.PodAffinity(st.AffinityTerm(zone, []string{"web", "api"}[r.Intn(2)]))
 		case 1:
 			p.PreferredPodAntiAffinity(int32(1+r.Intn(5)), st.AffinityTerm(zone, "web"))
+		case 2:
+			p.PodAntiAffinity(st.AffinityTerm([]string{zone, v1.LabelHostname}[r.Intn(2)], []string{"web", "api"}[r.Intn(2)]))
 		}
 		ni.AddPod(p.Obj())
 	case op == 2: // a pod goes

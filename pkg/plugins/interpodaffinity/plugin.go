@@ -35,6 +35,7 @@ type InterPodAffinity struct {
 	// scoreMemos PreScore's domain scores.
 	memos      memos
 	scoreMemos scoreMemos
+	antiMemos  antiMemos
 }
 
 var (
