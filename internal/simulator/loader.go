@@ -203,12 +203,17 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 			return lerr("", "", "malformed YAML: "+err.Error())
 		}
 	}
-	var u map[string]interface{}
-	if err := json.Unmarshal(js, &u); err != nil {
+	// A List (kubectl get -o json|yaml) is split into its items without
+	// building the whole tree, and the items decode in parallel.
+	var head struct {
+		Kind, APIVersion interface{}
+		Items            json.RawMessage
+	}
+	if err := json.Unmarshal(js, &head); err != nil {
 		return lerr("", "", "not a Kubernetes object: "+err.Error())
 	}
-	kind, _ := u["kind"].(string)
-	apiVersion, _ := u["apiVersion"].(string)
+	kind, _ := head.Kind.(string)
+	apiVersion, _ := head.APIVersion.(string)
 	if kind == "" {
 		return lerr("", "kind", "Required value")
 	}
@@ -216,17 +221,28 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 		return lerr("", "apiVersion", "Required value")
 	}
 	if strings.HasSuffix(kind, "List") && apiVersion == "v1" {
-		items, _ := u["items"].([]interface{})
-		for i, it := range items {
-			b, err := json.Marshal(it)
-			if err != nil {
-				return lerr(kind, fmt.Sprintf("items[%d]", i), err.Error())
-			}
-			if err := decodeDocument(path, doc, i+1, b, out); err != nil {
-				return err
+		var raw []json.RawMessage
+		if len(head.Items) > 0 && string(head.Items) != "null" {
+			if err := json.Unmarshal(head.Items, &raw); err != nil {
+				return lerr(kind, "items", err.Error())
 			}
 		}
+		items := make([]decoded, len(raw))
+		workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
+			items[i].err = decodeDocument(path, doc, i+1, raw[i], &items[i])
+		})
+		for i := range items {
+			if items[i].err != nil {
+				return items[i].err
+			}
+			out.objs = append(out.objs, items[i].objs...)
+			out.skipped = append(out.skipped, items[i].skipped...)
+		}
 		return nil
+	}
+	var u map[string]interface{}
+	if err := json.Unmarshal(js, &u); err != nil {
+		return lerr("", "", "not a Kubernetes object: "+err.Error())
 	}
 	meta, _ := u["metadata"].(map[string]interface{})
 	name, _ := meta["name"].(string)

@@ -2,8 +2,10 @@ package simulator
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,5 +187,50 @@ spec:
 		if !strings.Contains(joined, want) {
 			t.Errorf("invariant errors %q miss %q", joined, want)
 		}
+	}
+}
+
+func TestLoadLargeListsInOrder(t *testing.T) {
+	list := func(bad ...int) string {
+		var items []string
+		for i := 1; i <= 300; i++ {
+			cpu := "100m"
+			if slices.Contains(bad, i) {
+				cpu = "-1"
+			}
+			items = append(items, fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%03d"},"spec":{"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":%q}}}]}}`, i, cpu))
+		}
+		return `{"apiVersion":"v1","kind":"List","items":[` + strings.Join(items, ",") + `]}`
+	}
+	tests := []struct {
+		name    string
+		content string
+		wantErr string
+	}{
+		{name: "the items of a JSON List, decoded in parallel, keep their order", content: list()},
+		{name: "of two bad items the first is reported, with its index", content: list(150, 180),
+			wantErr: `document 1, item 150 (Pod p150): spec.containers[0].resources.requests.cpu: Invalid value: "-1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load([]string{write(t, "list.json", tt.content)})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Pods) != 300 {
+				t.Fatalf("%d pods loaded, want 300", len(c.Pods))
+			}
+			for i, p := range c.Pods {
+				if want := fmt.Sprintf("p%03d", i+1); p.Name != want {
+					t.Fatalf("pod %d is %s, want %s", i, p.Name, want)
+				}
+			}
+		})
 	}
 }
