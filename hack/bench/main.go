@@ -10,6 +10,7 @@
 //	go run ./hack/bench -only SchedulingBasic -runs 3
 //	go run ./hack/bench -baseline 1299a58        # also the code at that commit, alternated, with ratios
 //	go run ./hack/bench -scale 10 -json out.json # 1/10 of the sizes; results as JSON too
+//	go run ./hack/bench -format json             # manifests as one JSON List (kubectl get -o json)
 //
 // With -baseline, both binaries read the same manifests, one run of each
 // after the other, so the machine's drift affects both alike.
@@ -94,7 +95,13 @@ func main() {
 	scale := flag.Int("scale", 1, "divide every node and pod count by this")
 	baseline := flag.String("baseline", "", "a git revision whose kubesched also runs every workload, alternated with this tree's")
 	jsonOut := flag.String("json", "", "also write the results to this file as JSON")
+	format := flag.String("format", "yaml", "manifests as multi-document YAML (yaml) or one JSON List, as kubectl get -o json writes (json)")
 	flag.Parse()
+	if *format != "yaml" && *format != "json" {
+		fmt.Fprintf(os.Stderr, "bench: -format %q: want yaml or json\n", *format)
+		os.Exit(2)
+	}
+	manifestFormat = *format
 	if err := mainErr(*runs, *only, *scale, *baseline, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -124,8 +131,8 @@ func mainErr(runs int, only string, scale int, baseline, jsonOut string) error {
 			return err
 		}
 	}
-	fmt.Printf("# %s, %d CPUs, GOMAXPROCS %d, %s; medians of %d run(s); wall = the whole `kubesched simulate -f FILE -o json`\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOMAXPROCS(0), commit(), runs)
+	fmt.Printf("# %s, %d CPUs, GOMAXPROCS %d, %s; medians of %d run(s); %s manifests; wall = the whole `kubesched simulate -f FILE -o json`\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOMAXPROCS(0), commit(), runs, manifestFormat)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "WORKLOAD\tBINARY\tNODES\tPENDING\tSCHEDULED\tWALL (s)\tPODS/S\tCPU (s)\tCPU/POD (ms)\tPEAK RSS (MB)\t"
 	if baseline != "" {
@@ -137,7 +144,7 @@ func mainErr(runs int, only string, scale int, baseline, jsonOut string) error {
 		if only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(s string) bool { return strings.Contains(w.Name, s) }) {
 			continue
 		}
-		file := filepath.Join(dir, "cluster.yaml")
+		file := filepath.Join(dir, "cluster."+manifestFormat)
 		if err := write(file, w.objects()); err != nil {
 			return err
 		}
@@ -203,12 +210,27 @@ func commit() string {
 	return "commit " + strings.TrimSpace(string(out))
 }
 
+// manifestFormat is -format.
+var manifestFormat = "yaml"
+
 func write(path string, objs []k8sruntime.Object) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
+	if manifestFormat == "json" {
+		list := map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": objs}
+		if err := json.NewEncoder(w).Encode(list); err != nil {
+			f.Close()
+			return err
+		}
+		if err := w.Flush(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	for _, obj := range objs {
 		b, err := yaml.Marshal(obj)
 		if err != nil {
