@@ -75,27 +75,26 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	s.nsLabels = pl.handle.Listers().NamespaceLabels(pod.Namespace)
 	s.selfMatch = matchesAllTerms(s.affinityTerms, pod, nil)
 	hasTerms := len(s.affinityTerms) > 0 || len(s.antiTerms) > 0
-	if !hasTerms {
-		// Only existing pods' required anti-affinity matters: the nodes
-		// that have such pods, in the same order.
-		var err error
-		if nodes, err = pl.handle.SnapshotSharedLister().NodeInfos().HavePodsWithRequiredAntiAffinityList(); err != nil {
-			return nil, framework.AsStatus(err)
-		}
-	}
 	// Existing pods' anti-affinity against this pod: from the memo of the
 	// pod's shape, recounting only nodes that changed. The map is the
 	// memo's (read only here and in Filter; AddPod/RemovePod clone it).
-	am, unlockAnti := pl.antiMemos.get(podKey(pod, s.nsLabels))
-	am.refresh(nodes, pod, s.nsLabels)
-	s.existingAnti = am.counts
-	for p := range am.counts {
-		if !slices.Contains(s.existingKeys, p.key) {
-			s.existingKeys = append(s.existingKeys, p.key)
-		}
+	// Without any such pod in the cluster there is nothing to count.
+	withAnti, err := pl.handle.SnapshotSharedLister().NodeInfos().HavePodsWithRequiredAntiAffinityList()
+	if err != nil {
+		return nil, framework.AsStatus(err)
 	}
-	sort.Strings(s.existingKeys)
-	unlockAnti()
+	if len(withAnti) > 0 {
+		am, unlockAnti := pl.antiMemos.get(podKey(pod, s.nsLabels))
+		am.refresh(nodes, pod, s.nsLabels)
+		s.existingAnti = am.counts
+		for p := range am.counts {
+			if !slices.Contains(s.existingKeys, p.key) {
+				s.existingKeys = append(s.existingKeys, p.key)
+			}
+		}
+		sort.Strings(s.existingKeys)
+		unlockAnti()
+	}
 	if hasTerms {
 		// The incoming terms' counts come from the memo of these terms:
 		// only nodes that changed since its last cycle are counted again.

@@ -56,6 +56,8 @@ func TestMemoizedIncomingCountsEqualARecount(t *testing.T) {
 	next := 30
 	for step := 0; step < 400; step++ {
 		nodes = changeCluster(t, r, nodes, &next, step, newNode)
+		// The snapshot the plugin lists nodes from follows the changes.
+		memoized.(*InterPodAffinity).handle = newPlugin(t, nil, nodes).(*InterPodAffinity).handle
 		pod := shapes[step%len(shapes)]
 		got := counts(memoized, pod)
 		want := counts(newPlugin(t, nil, nodes), pod) // no memo yet: counts every node

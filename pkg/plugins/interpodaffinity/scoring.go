@@ -51,8 +51,19 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 	}
 	// Every node, in the snapshot's order: the memo keys its entries by
 	// position (a node without pods with affinity contributes nothing
-	// unless the pod has preferred terms of its own).
-	all, err := pl.handle.SnapshotSharedLister().NodeInfos().List()
+	// unless the pod has preferred terms of its own: without any such
+	// node, nothing can match).
+	lister := pl.handle.SnapshotSharedLister().NodeInfos()
+	if !hasPreferred {
+		withAffinity, err := lister.HavePodsWithAffinityList()
+		if err != nil {
+			return framework.AsStatus(err)
+		}
+		if len(withAffinity) == 0 {
+			return framework.NewStatus(framework.Skip)
+		}
+	}
+	all, err := lister.List()
 	if err != nil {
 		return framework.AsStatus(err)
 	}
