@@ -56,10 +56,13 @@ type preFilterState struct {
 	counts []map[string]int
 	// affinity is the pod's compiled required node affinity (inclusion policy).
 	affinity nodeaffinity.RequiredMatcher
+	// memo is the shape's memo this cycle's counts came from; Filter reads
+	// the nodes' label values from it (read-only until the next cycle).
+	memo *memo
 }
 
 func (s *preFilterState) Clone() framework.StateData {
-	out := &preFilterState{constraints: s.constraints, selfMatch: s.selfMatch, affinity: s.affinity,
+	out := &preFilterState{constraints: s.constraints, selfMatch: s.selfMatch, affinity: s.affinity, memo: s.memo,
 		paths: append([]criticalPaths(nil), s.paths...), counts: make([]map[string]int, len(s.counts))}
 	for i, m := range s.counts {
 		c := make(map[string]int, len(m))
@@ -103,7 +106,8 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 	// The domain counts come from the shape's memo: only nodes that changed
 	// since its last cycle are counted again. The maps are the memo's, read
 	// only here and in Filter; AddPod/RemovePod work on clones.
-	m, unlock := pl.memos.get(shapeKey(pod, cs), len(cs))
+	m, unlock := pl.memos.get(shapeKey(pod, cs), topologyKeys(cs))
+	s.memo = m
 	m.refresh(nodes, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
 		if node == nil || !hasAllKeys(node.Labels, cs) {
@@ -171,10 +175,15 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleSta
 		return framework.AsStatus(err)
 	}
 	s := d.(*preFilterState)
-	node := ni.Node()
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		v, ok := node.Labels[c.TopologyKey]
+		v, ok, known := "", false, false
+		if s.memo != nil {
+			v, ok, known = s.memo.at(ni, i)
+		}
+		if !known {
+			v, ok = ni.Node().Labels[c.TopologyKey]
+		}
 		if !ok {
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
 		}
@@ -183,4 +192,13 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleSta
 		}
 	}
 	return nil
+}
+
+// topologyKeys lists the constraints' keys, in order.
+func topologyKeys(cs []constraint) []string {
+	out := make([]string, len(cs))
+	for i := range cs {
+		out[i] = cs[i].TopologyKey
+	}
+	return out
 }

@@ -42,10 +42,60 @@ type memo struct {
 	// to the number of counted nodes in it (a domain exists while > 0).
 	counts []map[string]int
 	nodes  []map[string]int
+	// labels holds, per position in the node list, each constraint key's
+	// label value (and whether the node has it): Filter and Score read
+	// them by NodeInfo.Index instead of the node's label map, which is the
+	// per-node memory access that dominated their cost.
+	labels nodeLabels
 }
 
-func newMemo(constraints int) *memo {
-	m := &memo{counts: make([]map[string]int, constraints), nodes: make([]map[string]int, constraints)}
+// nodeLabels are the label values of a list of nodes for a few keys,
+// flattened: position*len(keys) + key.
+type nodeLabels struct {
+	keys   []string
+	vals   []string
+	has    []bool
+	intern map[string]string
+}
+
+// set records node ni at position i.
+func (l *nodeLabels) set(i int, ni *framework.NodeInfo) {
+	nk := len(l.keys)
+	if need := (i + 1) * nk; len(l.vals) < need {
+		l.vals = append(l.vals, make([]string, need-len(l.vals))...)
+		l.has = append(l.has, make([]bool, need-len(l.has))...)
+	}
+	node := ni.Node()
+	for k, key := range l.keys {
+		v, ok := "", false
+		if node != nil {
+			v, ok = node.Labels[key]
+		}
+		// Interned: the few distinct domain values share their bytes, so
+		// hashing them for the count maps stays in cache.
+		if iv, seen := l.intern[v]; seen {
+			v = iv
+		} else if len(l.intern) < 1<<16 {
+			l.intern[v] = v
+		}
+		l.vals[i*nk+k], l.has[i*nk+k] = v, ok
+	}
+}
+
+// at returns key k's value on ni if position ni.Index of entries is ni.
+func (m *memo) at(ni *framework.NodeInfo, k int) (string, bool, bool) {
+	i := ni.Index
+	if i < 0 || i >= len(m.entries) || m.entries[i].ni != ni || m.entries[i].gen != ni.Generation {
+		return "", false, false
+	}
+	j := i*len(m.labels.keys) + k
+	return m.labels.vals[j], m.labels.has[j], true
+}
+
+func newMemo(keys []string) *memo {
+	constraints := len(keys)
+	m := &memo{counts: make([]map[string]int, constraints), nodes: make([]map[string]int, constraints),
+		labels: nodeLabels{keys: keys, intern: map[string]string{}}}
 	for i := range m.counts {
 		m.counts[i], m.nodes[i] = map[string]int{}, map[string]int{}
 	}
@@ -85,6 +135,7 @@ func (m *memo) refresh(nodes []*framework.NodeInfo, compute func(ni *framework.N
 		clear(e.contrib)
 		compute(ni, e.contrib)
 		m.apply(e.contrib, 1)
+		m.labels.set(i, ni)
 	}
 	for i := len(nodes); i < len(m.entries); i++ {
 		if m.entries[i].ni != nil {
@@ -100,15 +151,16 @@ type memos struct {
 	byKey map[string]*memo
 }
 
-// get returns the memo of a shape, locked: call the returned unlock when done.
-func (ms *memos) get(key string, constraints int) (*memo, func()) {
+// get returns the memo of a shape (whose constraints have these topology
+// keys), locked: call the returned unlock when done.
+func (ms *memos) get(key string, keys []string) (*memo, func()) {
 	ms.mu.Lock()
 	if ms.byKey == nil || len(ms.byKey) >= maxMemos {
 		ms.byKey = map[string]*memo{}
 	}
 	m, ok := ms.byKey[key]
 	if !ok {
-		m = newMemo(constraints)
+		m = newMemo(keys)
 		ms.byKey[key] = m
 	}
 	return m, ms.mu.Unlock

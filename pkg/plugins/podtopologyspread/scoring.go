@@ -23,6 +23,9 @@ type preScoreState struct {
 	counts []map[string]int64
 	// weights[i] is log(domains+2): small topologies are not watered down.
 	weights []float64
+	// memo holds the nodes' label values and, for hostname constraints,
+	// each node's matching pods (read-only until the next cycle).
+	memo *memo
 }
 
 func (s *preScoreState) Clone() framework.StateData { return s }
@@ -86,7 +89,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 	// PreFilter (a shape of its own: PreScore's rules differ): only nodes
 	// that changed since the shape's last cycle are counted again. The
 	// system default spreading of every Service-backed pod needs this.
-	m, unlock := pl.memos.get("score|"+strconv.FormatBool(requireAll)+"|"+shapeKey(pod, cs), len(cs))
+	m, unlock := pl.memos.get("score|"+strconv.FormatBool(requireAll)+"|"+shapeKey(pod, cs), topologyKeys(cs))
 	m.refresh(all, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
 		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
@@ -94,12 +97,18 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 		}
 		for i := range cs {
 			c := &cs[i]
-			if c.TopologyKey == v1.LabelHostname || !c.includes(logger, pod, node, &affinity) {
+			if c.TopologyKey == v1.LabelHostname {
+				// Not a counted domain: Score reads the node's own count.
+				into[i] = contribution{pods: countMatching(ni.Pods, c.Selector, pod.Namespace)}
+				continue
+			}
+			if !c.includes(logger, pod, node, &affinity) {
 				continue
 			}
 			into[i] = contribution{counted: true, value: node.Labels[c.TopologyKey], pods: countMatching(ni.Pods, c.Selector, pod.Namespace)}
 		}
 	})
+	s.memo = m
 	for i := range cs {
 		for v := range s.counts[i] {
 			s.counts[i][v] = int64(m.counts[i][v])
@@ -118,22 +127,30 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleStat
 		return 0, framework.AsStatus(err)
 	}
 	s := d.(*preScoreState)
-	node := ni.Node()
-	if s.ignored.Has(node.Name) {
+	if s.ignored.Has(ni.NodeName()) {
 		return 0, nil
 	}
 	var score float64
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		v, ok := node.Labels[c.TopologyKey]
+		v, ok, known := "", false, false
+		if s.memo != nil {
+			v, ok, known = s.memo.at(ni, i)
+		}
+		if !known {
+			v, ok = ni.Node().Labels[c.TopologyKey]
+		}
 		if !ok {
 			continue
 		}
 		var cnt int64
-		if c.TopologyKey == v1.LabelHostname {
-			cnt = int64(countMatching(ni.Pods, c.Selector, pod.Namespace))
-		} else {
+		switch {
+		case c.TopologyKey != v1.LabelHostname:
 			cnt = s.counts[i][v]
+		case known && ni.Node() != nil:
+			cnt = int64(s.memo.entries[ni.Index].contrib[i].pods)
+		default:
+			cnt = int64(countMatching(ni.Pods, c.Selector, pod.Namespace))
 		}
 		score += float64(cnt)*s.weights[i] + float64(c.MaxSkew-1)
 	}
