@@ -11,6 +11,7 @@
 //	go run ./hack/bench -baseline 1299a58        # also the code at that commit, alternated, with ratios
 //	go run ./hack/bench -scale 10 -json out.json # 1/10 of the sizes; results as JSON too
 //	go run ./hack/bench -format json             # manifests as one JSON List (kubectl get -o json)
+//	go run ./hack/bench -only SchedulingBasic -nodes 15000 -init 3000 -pods 30000   # other sizes (peak RSS per node and pod)
 //
 // With -baseline, both binaries read the same manifests, one run of each
 // after the other, so the machine's drift affects both alike.
@@ -47,11 +48,26 @@ type workload struct {
 	objects func() []k8sruntime.Object
 }
 
+// sizes overrides the perfgen workloads' sizes when set (-nodes, -init, -pods).
+var sizes struct{ nodes, init, pods int }
+
 func suite(scale int) []workload {
 	var out []workload
 	for _, w := range perfgen.All() {
 		if scale > 1 {
 			w = w.Scaled(scale)
+		}
+		if sizes.nodes > 0 || sizes.init >= 0 || sizes.pods > 0 {
+			if sizes.nodes > 0 {
+				w.Nodes = sizes.nodes
+			}
+			if sizes.init >= 0 {
+				w.InitPods = sizes.init
+			}
+			if sizes.pods > 0 {
+				w.MeasurePods = sizes.pods
+			}
+			w.Size = fmt.Sprintf("%dNodes_%dInit_%dPods", w.Nodes, w.InitPods, w.MeasurePods)
 		}
 		out = append(out, workload{Name: w.FullName(), Nodes: w.Nodes, Pending: w.MeasurePods, objects: w.Objects})
 	}
@@ -95,6 +111,9 @@ func main() {
 	scale := flag.Int("scale", 1, "divide every node and pod count by this")
 	baseline := flag.String("baseline", "", "a git revision whose kubesched also runs every workload, alternated with this tree's")
 	jsonOut := flag.String("json", "", "also write the results to this file as JSON")
+	flag.IntVar(&sizes.nodes, "nodes", 0, "override the scheduler_perf workloads' node count")
+	flag.IntVar(&sizes.init, "init", -1, "override their init (bound) pod count")
+	flag.IntVar(&sizes.pods, "pods", 0, "override their measured (pending) pod count")
 	format := flag.String("format", "yaml", "manifests as multi-document YAML (yaml) or one JSON List, as kubectl get -o json writes (json)")
 	flag.Parse()
 	if *format != "yaml" && *format != "json" {
