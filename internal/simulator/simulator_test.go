@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	configv1 "k8s.io/kube-scheduler/config/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubesched/kubesched/internal/config"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
@@ -123,24 +122,7 @@ func TestSimulateGeneratedClustersKeepInvariants(t *testing.T) {
 // so generated clusters go through the same loader and defaulting.
 func clusterFromObjects(t testing.TB, o clustergen.Options) *Cluster {
 	t.Helper()
-	var buf bytes.Buffer
-	for _, obj := range clustergen.Generate(o) {
-		b, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	path := filepath.Join(t.TempDir(), "cluster.yaml")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return loadObjects(t, clustergen.Generate(o))
 }
 
 func pluginsRegistry() fwkruntime.Registry { return plugins.NewInTreeRegistry() }

@@ -21,14 +21,7 @@ import (
 // taking turns.
 func TestMemoizedIncomingCountsEqualARecount(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
-	zones := []string{"a", "b", "c"}
-	newNode := func(i int) *framework.NodeInfo {
-		n := st.MakeNode().Name(fmt.Sprintf("n%03d", i))
-		if r.Intn(5) > 0 { // some nodes lack the zone label
-			n.Label(zone, zones[r.Intn(len(zones))])
-		}
-		return st.NodeInfo(n.Obj())
-	}
+	newNode := randomNodes(r)
 	var nodes []*framework.NodeInfo
 	for i := 0; i < 30; i++ {
 		nodes = append(nodes, newNode(i))
@@ -114,14 +107,7 @@ func changeCluster(t *testing.T, r *rand.Rand, nodes []*framework.NodeInfo, next
 // pod's own preferred terms against existing pods.
 func TestMemoizedScoresEqualARecount(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
-	zones := []string{"a", "b", "c"}
-	newNode := func(i int) *framework.NodeInfo {
-		n := st.MakeNode().Name(fmt.Sprintf("n%03d", i))
-		if r.Intn(5) > 0 {
-			n.Label(zone, zones[r.Intn(len(zones))])
-		}
-		return st.NodeInfo(n.Obj())
-	}
+	newNode := randomNodes(r)
 	var nodes []*framework.NodeInfo
 	for i := 0; i < 30; i++ {
 		nodes = append(nodes, newNode(i))
@@ -179,5 +165,18 @@ func TestMemoizedScoresEqualARecount(t *testing.T) {
 	}
 	if compared < 100 {
 		t.Errorf("only %d steps had scores to compare", compared)
+	}
+}
+
+// randomNodes returns a maker of nodes named n000..., most of them in one
+// of three zones (some lack the zone label).
+func randomNodes(r *rand.Rand) func(int) *framework.NodeInfo {
+	zones := []string{"a", "b", "c"}
+	return func(i int) *framework.NodeInfo {
+		n := st.MakeNode().Name(fmt.Sprintf("n%03d", i))
+		if r.Intn(5) > 0 {
+			n.Label(zone, zones[r.Intn(len(zones))])
+		}
+		return st.NodeInfo(n.Obj())
 	}
 }
