@@ -144,6 +144,7 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 	created := map[string]time.Time{}
 	bound := map[string]time.Time{}
 	names := map[string]bool{}
+	progress, allBound := make(chan struct{}, 1), make(chan struct{})
 	for _, p := range measured {
 		names[p.Namespace+"/"+p.Name] = true
 	}
@@ -159,6 +160,13 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if names[k] {
 			if _, seen := bound[k]; !seen {
 				bound[k] = time.Now()
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+				if len(bound) == len(names) {
+					close(allBound)
+				}
 			}
 		}
 		mu.Unlock()
@@ -206,15 +214,13 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if dir := os.Getenv("KUBESCHED_BENCH_PROFILE"); dir != "" {
 			// A CPU profile of kubesched while it works through the backlog,
 			// from as soon as it serves.
+			fw.Eventually(t, 30*time.Second, "kubesched serving", func() (bool, error) {
+				code, _, err := s.Get("/healthz")
+				return code == 200, err
+			})
 			profiling.Add(1)
 			go func() {
 				defer profiling.Done()
-				for i := 0; i < 100; i++ {
-					if code, _, err := s.Get("/healthz"); err == nil && code == 200 {
-						break
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
 				secs := max(2, min(30, len(measured)/1500))
 				code, body, err := s.GetWithin(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+10)*time.Second)
 				if err != nil || code != 200 {
@@ -229,30 +235,29 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		}
 	}
 
-	// Wait for every measured pod, or for progress to stop.
-	var schedCPU, apiCPU time.Duration
-	lastCount, lastProgress := -1, time.Now()
+	// Wait for every measured pod, or for progress to stop for 30 s.
+	stall := time.NewTimer(30 * time.Second)
+	defer stall.Stop()
+wait:
 	for {
-		mu.Lock()
-		n := len(bound)
-		mu.Unlock()
-		if c, err := fw.ProcessCPU(pid); err == nil {
-			schedCPU = c
+		select {
+		case <-allBound:
+			break wait
+		case <-progress:
+			stall.Reset(30 * time.Second)
+		case <-stall.C:
+			mu.Lock()
+			t.Logf("%s: %d of %d measured pods bound, no progress for 30 s", impl, len(bound), len(measured))
+			mu.Unlock()
+			break wait
 		}
-		if c, err := fw.ProcessCPU(cp.APIServerPID()); err == nil {
-			apiCPU = c - apiCPU0
-		}
-		if n == len(measured) {
-			break
-		}
-		if n != lastCount {
-			lastCount, lastProgress = n, time.Now()
-		}
-		if time.Since(lastProgress) > 30*time.Second {
-			t.Logf("%s: %d of %d measured pods bound, no progress for 30 s", impl, n, len(measured))
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	}
+	var schedCPU, apiCPU time.Duration
+	if c, err := fw.ProcessCPU(pid); err == nil {
+		schedCPU = c
+	}
+	if c, err := fw.ProcessCPU(cp.APIServerPID()); err == nil {
+		apiCPU = c - apiCPU0
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -240,7 +240,7 @@ func differentialScenarios() []scenario {
 				o.exact["preemptor nominated node"] = p.Status.NominatedNodeName
 				o.exact["preemptor condition"] = conditionString(p, v1.PodScheduled, false)
 				o.exact["Preempted events on the victim"] = eventSummary(t, c, "victim", "Preempted")
-				o.exact["Preempted events on the bystander"] = eventSummary(t, c, "bystander", "Preempted")
+				o.exact["Preempted events on the bystander"] = eventSummaryNow(t, c, "bystander", "Preempted")
 				o.exact["preemption attempts"] = fmt.Sprint(fw.MetricSum(metrics(t, s), "scheduler_preemption_attempts_total"))
 				by, err := getPod(c, "default", "bystander")
 				o.exact["bystander terminating"] = fmt.Sprint(err == nil && by.DeletionTimestamp != nil)
@@ -394,10 +394,8 @@ func differentialScenarios() []scenario {
 					name := fmt.Sprintf("p%d-%s", i, cpu)
 					fw.CreatePod(t, c, pod(name, cpu))
 					names = append(names, name)
-					time.Sleep(50 * time.Millisecond)
-				}
-				for _, n := range names {
-					waitCondition(t, c, n)
+					// The scheduler has seen (and tried) it before the next one exists.
+					waitCondition(t, c, name)
 				}
 				n, err := c.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
 				if err != nil {
@@ -407,7 +405,21 @@ func differentialScenarios() []scenario {
 				if _, err := c.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(8 * time.Second)
+				// The node's 4 cpus fill up: wait until pods requesting 4 cpus
+				// are bound (then no other fits).
+				fw.Eventually(t, 60*time.Second, "the node full", func() (bool, error) {
+					cpus := 0
+					for i, name := range names {
+						p, err := getPod(c, "default", name)
+						if err != nil {
+							return false, err
+						}
+						if p.Spec.NodeName != "" {
+							cpus += 1 + i%2
+						}
+					}
+					return cpus == 4, nil
+				})
 				var bound []string
 				for _, name := range names {
 					if p, err := getPod(c, "default", name); err == nil && p.Spec.NodeName != "" {
@@ -494,34 +506,69 @@ func conditionString(p *v1.Pod, typ v1.PodConditionType, withGeneration bool) st
 	return "none"
 }
 
-// waitBound polls (every 20 ms) until the pod is bound; it returns the
-// node and when the binding was seen.
+// waitBound watches the pod until it is bound; it returns the node and
+// when the binding was seen (as the watch event arrived).
 func waitBound(t *testing.T, c kubernetes.Interface, name string, timeout time.Duration) (string, time.Time) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		p, err := getPod(c, "default", name)
-		if err == nil && p.Spec.NodeName != "" {
-			return p.Spec.NodeName, time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for ctx.Err() == nil {
+		list, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+		if err != nil {
+			continue
 		}
-		time.Sleep(20 * time.Millisecond)
+		if len(list.Items) == 1 && list.Items[0].Spec.NodeName != "" {
+			return list.Items[0].Spec.NodeName, time.Now()
+		}
+		w, err := c.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*v1.Pod); ok && p.Spec.NodeName != "" {
+				w.Stop()
+				return p.Spec.NodeName, time.Now()
+			}
+		}
+		w.Stop() // the watch ended (server timeout): list and watch again
 	}
 	t.Fatalf("%s not bound within %v", name, timeout)
 	return "", time.Time{}
 }
 
 // eventSummary lists the events of a reason about a pod as "count x note",
-// sorted; a series counts its occurrences.
+// sorted; a series counts its occurrences. Events are written
+// asynchronously: it waits for the first of this reason.
 func eventSummary(t *testing.T, c kubernetes.Interface, name, reason string) string {
 	t.Helper()
-	var out []string
-	// Events are written asynchronously: give the recorders a moment.
-	time.Sleep(time.Second)
-	evs, err := c.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("regarding.name", name).String()})
+	var out string
+	fw.Eventually(t, 30*time.Second, reason+" events of "+name, func() (bool, error) {
+		var err error
+		out, err = listEvents(c, name, reason)
+		return out != "", err
+	})
+	return out
+}
+
+// eventSummaryNow is eventSummary without waiting: for a pod that should
+// have none, listed once the events it would have come with are seen.
+func eventSummaryNow(t *testing.T, c kubernetes.Interface, name, reason string) string {
+	t.Helper()
+	out, err := listEvents(c, name, reason)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+func listEvents(c kubernetes.Interface, name, reason string) (string, error) {
+	evs, err := c.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("regarding.name", name).String()})
+	if err != nil {
+		return "", err
+	}
+	var out []string
 	for _, e := range evs.Items {
 		if e.Reason != reason {
 			continue
@@ -530,13 +577,11 @@ func eventSummary(t *testing.T, c kubernetes.Interface, name, reason string) str
 		if e.Series != nil && e.Series.Count > n {
 			n = e.Series.Count
 		}
-		note := e.Note
 		// UIDs differ between the two control planes.
-		note = replaceUIDs(note)
-		out = append(out, fmt.Sprintf("%d x %s [%s, %s]", n, note, e.ReportingController, e.Action))
+		out = append(out, fmt.Sprintf("%d x %s [%s, %s]", n, replaceUIDs(e.Note), e.ReportingController, e.Action))
 	}
 	sort.Strings(out)
-	return strings.Join(out, "; ")
+	return strings.Join(out, "; "), nil
 }
 
 // replaceUIDs blanks the UID in "Preempted by pod <uid> on node ...".

@@ -88,7 +88,11 @@ func StartFaultProxy(t testing.TB, cp *ControlPlane, rate float64, seed int64) *
 		case "409":
 			writeStatus(w, http.StatusConflict, "Conflict", "injected by the fault proxy")
 		case "timeout":
-			time.Sleep(2 * time.Second)
+			// A stalled server: answer after 2 s, or when the client gives up.
+			select {
+			case <-time.After(2 * time.Second):
+			case <-r.Context().Done():
+			}
 			writeStatus(w, http.StatusGatewayTimeout, "Timeout", "injected by the fault proxy")
 		default:
 			rec := &recorder{header: http.Header{}, body: &bytes.Buffer{}}
