@@ -477,7 +477,11 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 			window = numAll - processed
 		}
 		base := processed
-		par.Until(ctx, window, func(i int) {
+		until := par.Until
+		if fwk.FiltersCached(state, nodes, start+base, window) {
+			until = serially
+		}
+		until(ctx, window, func(i int) {
 			ni := nodes[(start+base+i)%numAll]
 			st := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 			if st.Code() == framework.Error {
@@ -616,4 +620,12 @@ func truncateMessage(msg string) string {
 	}
 	const suffix = " ..."
 	return msg[:noteLengthLimit-len(suffix)] + suffix
+}
+
+// serially is Parallelizer.Until in the calling goroutine, for passes whose
+// results are all but a few in the equivalence cache.
+func serially(ctx context.Context, pieces int, do func(i int)) {
+	for i := 0; i < pieces && ctx.Err() == nil; i++ {
+		do(i)
+	}
 }
