@@ -11,6 +11,7 @@
 //	go run ./hack/bench -baseline 1299a58        # also the code at that commit, alternated, with ratios
 //	go run ./hack/bench -scale 10 -json out.json # 1/10 of the sizes; results as JSON too
 //	go run ./hack/bench -format json             # manifests as one JSON List (kubectl get -o json)
+//	go run ./hack/bench -only SchedulingBasic -write /tmp/w  # only write the manifest, e.g. to profile simulate on it
 //	go run ./hack/bench -only SchedulingBasic -nodes 15000 -init 3000 -pods 30000   # other sizes (peak RSS per node and pod)
 //
 // With -baseline, both binaries read the same manifests, one run of each
@@ -114,6 +115,7 @@ func main() {
 	flag.IntVar(&sizes.nodes, "nodes", 0, "override the scheduler_perf workloads' node count")
 	flag.IntVar(&sizes.init, "init", -1, "override their init (bound) pod count")
 	flag.IntVar(&sizes.pods, "pods", 0, "override their measured (pending) pod count")
+	flag.StringVar(&writeDir, "write", "", "only write each selected workload's manifest into this directory (to profile `kubesched simulate` on it) and exit")
 	format := flag.String("format", "yaml", "manifests as multi-document YAML (yaml) or one JSON List, as kubectl get -o json writes (json)")
 	flag.Parse()
 	if *format != "yaml" && *format != "json" {
@@ -121,10 +123,39 @@ func main() {
 		os.Exit(2)
 	}
 	manifestFormat = *format
+	if writeDir != "" {
+		if err := writeOnly(*only, *scale); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := mainErr(*runs, *only, *scale, *baseline, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// writeDir is -write's directory.
+var writeDir string
+
+// writeOnly writes the selected workloads' manifests into writeDir, one
+// file per workload named after it, and prints their paths.
+func writeOnly(only string, scale int) error {
+	if err := os.MkdirAll(writeDir, 0o755); err != nil {
+		return err
+	}
+	for _, w := range suite(scale) {
+		if only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(s string) bool { return strings.Contains(w.Name, s) }) {
+			continue
+		}
+		file := filepath.Join(writeDir, strings.ReplaceAll(w.Name, "/", "_")+"."+manifestFormat)
+		if err := write(file, w.objects()); err != nil {
+			return err
+		}
+		fmt.Println(file)
+	}
+	return nil
 }
 
 func mainErr(runs int, only string, scale int, baseline, jsonOut string) error {
