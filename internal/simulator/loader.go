@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -22,12 +21,12 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/workqueue"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -50,8 +49,6 @@ type Cluster struct {
 	// Sources says where each pod came from (namespace/name -> file#doc).
 	Sources map[string]string
 }
-
-var strictDecoder = serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
 
 // LoadError names the file, the document and the field of bad input.
 type LoadError struct {
@@ -203,13 +200,27 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 			return lerr("", "", "malformed YAML: "+err.Error())
 		}
 	}
-	// A List (kubectl get -o json|yaml) is split into its items without
-	// building the whole tree, and the items decode in parallel.
+	// The head (kind, name, a List's items) is read first: a List (kubectl
+	// get -o json|yaml) is split into its items without building the
+	// whole tree, and the items decode in parallel. An object of a kind we
+	// read is then decoded into its type once; it is parsed generically
+	// only when a quantity is bad, to name its field.
+	if t := bytes.TrimSpace(js); len(t) == 0 || t[0] != '{' {
+		var u map[string]interface{}
+		if err := json.Unmarshal(js, &u); err != nil {
+			return lerr("", "", "not a Kubernetes object: "+err.Error())
+		}
+		return lerr("", "kind", "Required value") // null
+	}
 	var head struct {
 		Kind, APIVersion interface{}
+		Metadata         struct{ Name, Namespace interface{} }
 		Items            json.RawMessage
 	}
-	if err := json.Unmarshal(js, &head); err != nil {
+	// A field of an unexpected type (metadata: "x") is left empty, as
+	// the checks below expect; only malformed JSON fails here.
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(js, &head); err != nil && !errors.As(err, &typeErr) {
 		return lerr("", "", "not a Kubernetes object: "+err.Error())
 	}
 	kind, _ := head.Kind.(string)
@@ -220,33 +231,11 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 	if apiVersion == "" {
 		return lerr("", "apiVersion", "Required value")
 	}
-	if strings.HasSuffix(kind, "List") && apiVersion == "v1" {
-		var raw []json.RawMessage
-		if len(head.Items) > 0 && string(head.Items) != "null" {
-			if err := json.Unmarshal(head.Items, &raw); err != nil {
-				return lerr(kind, "items", err.Error())
-			}
-		}
-		items := make([]decoded, len(raw))
-		workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
-			items[i].err = decodeDocument(path, doc, i+1, raw[i], &items[i])
-		})
-		for i := range items {
-			if items[i].err != nil {
-				return items[i].err
-			}
-			out.objs = append(out.objs, items[i].objs...)
-			out.skipped = append(out.skipped, items[i].skipped...)
-		}
-		return nil
+	if isList(kind, apiVersion) {
+		return decodeList(path, doc, kind, head.Items, out)
 	}
-	var u map[string]interface{}
-	if err := json.Unmarshal(js, &u); err != nil {
-		return lerr("", "", "not a Kubernetes object: "+err.Error())
-	}
-	meta, _ := u["metadata"].(map[string]interface{})
-	name, _ := meta["name"].(string)
-	ns, _ := meta["namespace"].(string)
+	name, _ := head.Metadata.Name.(string)
+	ns, _ := head.Metadata.Namespace.(string)
 	desc := kind
 	if name != "" {
 		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
@@ -258,15 +247,70 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 	if name == "" {
 		return lerr(kind, "metadata.name", "Required value")
 	}
-	if fieldPath, msg := checkQuantities(u, ""); msg != "" {
-		return lerr(desc, fieldPath, msg)
+	obj, strictErr, err := decodeStrict(js, kind, apiVersion)
+	if err != nil || hasBadQuantity(obj) {
+		var u map[string]interface{}
+		if json.Unmarshal(js, &u) == nil {
+			if fieldPath, msg := checkQuantities(u, ""); msg != "" {
+				return lerr(desc, fieldPath, msg)
+			}
+		}
 	}
-	obj, _, err := strictDecoder.Decode(js, nil, nil)
 	if err != nil {
 		return lerr(desc, "", err.Error())
 	}
+	if strictErr != nil {
+		return lerr(desc, "", strictErr.Error())
+	}
 	out.objs = append(out.objs, obj)
 	return nil
+}
+
+func isList(kind, apiVersion string) bool {
+	return strings.HasSuffix(kind, "List") && apiVersion == "v1"
+}
+
+// decodeList decodes a List's items (a JSON array) in parallel; the first
+// error in item order is returned.
+func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decoded) error {
+	var raw []json.RawMessage
+	if len(itemsJSON) > 0 && string(itemsJSON) != "null" {
+		if err := json.Unmarshal(itemsJSON, &raw); err != nil {
+			return &LoadError{File: path, Document: doc, Object: kind, Field: "items", Msg: err.Error()}
+		}
+	}
+	items := make([]decoded, len(raw))
+	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
+		items[i].err = decodeDocument(path, doc, i+1, raw[i], &items[i])
+	})
+	for i := range items {
+		if items[i].err != nil {
+			return items[i].err
+		}
+		out.objs = append(out.objs, items[i].objs...)
+		out.skipped = append(out.skipped, items[i].skipped...)
+	}
+	return nil
+}
+
+// decodeStrict decodes one object of a known kind as the API server's
+// strict field validation would: unknown and duplicate fields are
+// strictErr, the object decoded all the same; a malformed value is err. It
+// is the universal deserializer's strict decode without its own pass to
+// find the kind, which the caller already has.
+func decodeStrict(js []byte, kind, apiVersion string) (obj runtime.Object, strictErr, err error) {
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	if obj, err = scheme.Scheme.New(gvk); err != nil {
+		return nil, nil, err
+	}
+	strictErrs, err := kjson.UnmarshalStrict(js, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(strictErrs) > 0 {
+		strictErr = runtime.NewStrictDecodingError(strictErrs)
+	}
+	return obj, strictErr, nil
 }
 
 // add files a decoded object under its kind.
@@ -334,68 +378,6 @@ func podKey(p *v1.Pod) string {
 		ns = v1.NamespaceDefault
 	}
 	return ns + "/" + p.Name
-}
-
-// maxQuantity is the largest quantity whose milli-value fits an int64.
-var maxQuantity = resource.NewQuantity(math.MaxInt64/1000, resource.DecimalSI)
-
-var quantityMaps = map[string]bool{"requests": true, "limits": true, "capacity": true, "allocatable": true, "overhead": true}
-
-// checkQuantities parses every value of the resource lists in an object,
-// so a bad quantity is reported with its field path rather than as a bare
-// JSON error.
-func checkQuantities(v interface{}, path string) (string, string) {
-	switch t := v.(type) {
-	case map[string]interface{}:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if rl, ok := t[k].(map[string]interface{}); ok && quantityMaps[k] {
-				names := make([]string, 0, len(rl))
-				for n := range rl {
-					names = append(names, n)
-				}
-				sort.Strings(names)
-				for _, n := range names {
-					s := fmt.Sprint(rl[n])
-					q, err := resource.ParseQuantity(s)
-					if err != nil {
-						return p + "." + n, fmt.Sprintf("Invalid value: %q: %v", s, err)
-					}
-					// The API server refuses negative quantities
-					// (ValidateResourceQuantityValue); taken as they are, a
-					// negative request would make room on a node.
-					if q.Sign() < 0 {
-						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be greater than or equal to 0", s)
-					}
-					// The scheduler counts cpu in milli-units in an int64;
-					// a larger value would wrap around (found by fuzzing: a
-					// node of 1e16 cpus counted as a negative allocatable).
-					if q.Cmp(*maxQuantity) > 0 {
-						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be at most %s", s, maxQuantity.String())
-					}
-				}
-				continue
-			}
-			if fp, msg := checkQuantities(t[k], p); msg != "" {
-				return fp, msg
-			}
-		}
-	case []interface{}:
-		for i, e := range t {
-			if fp, msg := checkQuantities(e, fmt.Sprintf("%s[%d]", path, i)); msg != "" {
-				return fp, msg
-			}
-		}
-	}
-	return "", ""
 }
 
 var _ runtime.Object = &v1.Pod{}
