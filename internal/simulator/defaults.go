@@ -30,7 +30,11 @@ func (c *Cluster) applyDefaults() error {
 		}
 	}
 	seen := map[string]bool{}
-	for _, p := range c.Pods {
+	all := c.Pods[:len(c.Pods):len(c.Pods)]
+	for _, o := range c.Ordered {
+		all = append(all, o.Waiting...)
+	}
+	for _, p := range all {
 		if p.Namespace == "" {
 			p.Namespace = v1.NamespaceDefault
 		}

@@ -3,11 +3,14 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/internal/cluster/memory"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
@@ -32,6 +35,12 @@ type World struct {
 	Pending []*v1.Pod
 	// Foreign are pending pods whose schedulerName is no profile of ours.
 	Foreign []*v1.Pod
+	// Workloads and WorkloadOf are the cluster's (Cluster.Workloads).
+	Workloads  []Workload
+	WorkloadOf map[string]int
+	// ordered are the StatefulSets still creating pods one at a time.
+	ordered []*OrderedSet
+	sources map[string]string
 }
 
 // NewWorld builds the in-memory world for a cluster: nodes and running
@@ -49,18 +58,17 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 		return nil, err
 	}
 	store.SetHandler(sched)
-	w := &World{Store: store, Scheduler: sched, Clock: clk}
+	w := &World{Store: store, Scheduler: sched, Clock: clk, Workloads: c.Workloads, WorkloadOf: c.WorkloadOf, sources: c.Sources}
+	for _, o := range c.Ordered {
+		cp := *o
+		w.ordered = append(w.ordered, &cp)
+	}
 	for _, n := range c.Nodes {
 		if err := store.AddNode(n); err != nil {
 			return nil, fmt.Errorf("Node %s: %w", n.Name, err)
 		}
 	}
-	add := func(p *v1.Pod) error {
-		if err := store.AddPod(p); err != nil {
-			return fmt.Errorf("%s: Pod %s: %w", c.Sources[podKey(p)], podKey(p), err)
-		}
-		return nil
-	}
+	add := w.addPod
 	for _, p := range c.Pods {
 		if p.Spec.NodeName != "" {
 			if err := add(p); err != nil {
@@ -72,17 +80,60 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 		if p.Spec.NodeName != "" {
 			continue
 		}
-		if err := add(p); err != nil {
+		if err := w.addPending(p); err != nil {
 			return nil, err
-		}
-		if sched.ResponsibleForPod(p) {
-			w.Pending = append(w.Pending, p)
-		} else {
-			w.Foreign = append(w.Foreign, p)
 		}
 	}
 	store.Flush()
 	return w, nil
+}
+
+func (w *World) addPod(p *v1.Pod) error {
+	if err := w.Store.AddPod(p); err != nil {
+		return fmt.Errorf("%s: Pod %s: %w", w.sources[podKey(p)], podKey(p), err)
+	}
+	return nil
+}
+
+func (w *World) addPending(p *v1.Pod) error {
+	if err := w.addPod(p); err != nil {
+		return err
+	}
+	if w.Scheduler.ResponsibleForPod(p) {
+		w.Pending = append(w.Pending, p)
+	} else {
+		w.Foreign = append(w.Foreign, p)
+	}
+	return nil
+}
+
+// createOrdered creates the next pod of each OrderedReady StatefulSet
+// whose previous pod is bound (the simulation's Running and Ready),
+// reporting whether it created any.
+func (w *World) createOrdered() bool {
+	created := false
+	for _, o := range w.ordered {
+		for len(o.Waiting) > 0 {
+			if o.After != "" {
+				ns, name, _ := strings.Cut(o.After, "/")
+				if p, ok := w.Store.GetPod(ns, name); !ok || p.Spec.NodeName == "" {
+					break
+				}
+			}
+			next := o.Waiting[0]
+			o.Waiting = o.Waiting[1:]
+			o.After = podKey(next)
+			if err := w.addPending(next); err != nil {
+				// Names were checked unique when the cluster was loaded;
+				// the pod is reported as not created.
+				klog.ErrorS(err, "Creating a StatefulSet pod", "pod", klog.KObj(next))
+				o.Failed = append(o.Failed, next)
+				continue
+			}
+			created = true
+		}
+	}
+	return created
 }
 
 // Run schedules until nothing more can be scheduled: it drains activeQ
@@ -97,6 +148,9 @@ func (w *World) Run(ctx context.Context) {
 		for sched.TryScheduleOne(ctx) {
 			sched.WaitForBindings()
 			store.Flush()
+			if len(w.ordered) > 0 && w.createOrdered() {
+				store.Flush()
+			}
 		}
 		store.Flush()
 		if t, ok := sched.Queue.NextBackoffExpiry(); ok {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -46,8 +47,26 @@ type Cluster struct {
 	Others []interface{}
 	// Skipped counts objects of kinds the simulator does not use, by kind.
 	Skipped map[string]int
-	// Sources says where each pod came from (namespace/name -> file#doc).
+	// Sources says where each pod came from (namespace/name -> file#doc,
+	// and the workload for the pods of workloads).
 	Sources map[string]string
+
+	// Deployments, DaemonSets and Jobs are workloads read only to create
+	// their pods (ReplicaSets, StatefulSets and ReplicationControllers
+	// above are workloads too).
+	Deployments []*appsv1.Deployment
+	DaemonSets  []*appsv1.DaemonSet
+	Jobs        []*batchv1.Job
+	// Workloads are the workloads, DaemonSets first; WorkloadOf maps a pod
+	// (namespace/name) to its workload's index, for the pods they created
+	// and the existing pods they control.
+	Workloads  []Workload
+	WorkloadOf map[string]int
+	// Ordered are the StatefulSet pods created one at a time during the
+	// simulation.
+	Ordered []*OrderedSet
+
+	workloads []workloadInput
 }
 
 // LoadError names the file, the document and the field of bad input.
@@ -77,10 +96,30 @@ func (e *LoadError) Error() string {
 	return b.String()
 }
 
-// Load reads files and folders of .yaml, .yml and .json manifests.
+// Load reads files and folders of .yaml, .yml and .json manifests; "-"
+// is the standard input.
 func Load(paths []string) (*Cluster, error) {
+	return LoadFrom(paths, os.Stdin)
+}
+
+// StdinName names the standard input in errors and sources.
+const StdinName = "<stdin>"
+
+// LoadFrom is Load with "-" read from stdin.
+func LoadFrom(paths []string, stdin io.Reader) (*Cluster, error) {
 	c := &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}}
+	readStdin := false
 	for _, p := range paths {
+		if p == "-" {
+			if readStdin {
+				return nil, fmt.Errorf("-f -: the standard input can be read only once")
+			}
+			readStdin = true
+			if err := c.load(StdinName, stdin); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		files, err := expand(p)
 		if err != nil {
 			return nil, err
@@ -91,10 +130,37 @@ func Load(paths []string) (*Cluster, error) {
 			}
 		}
 	}
+	if err := c.expandWorkloads(); err != nil {
+		return nil, err
+	}
 	if err := c.applyDefaults(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// LoadPod reads the one Pod of a file ("-": stdin) as part of the
+// cluster: its priorityClassName resolves against the cluster's
+// PriorityClasses, as admission would.
+func (c *Cluster) LoadPod(path string, stdin io.Reader) (*v1.Pod, error) {
+	pc := &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}}
+	var err error
+	if path == "-" {
+		err = pc.load(StdinName, stdin)
+	} else {
+		err = pc.loadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(pc.Pods) != 1 {
+		return nil, fmt.Errorf("%s: want exactly one Pod, found %d", path, len(pc.Pods))
+	}
+	pc.PriorityClasses = append(c.PriorityClasses, pc.PriorityClasses...)
+	if err := pc.applyDefaults(); err != nil {
+		return nil, err
+	}
+	return pc.Pods[0], nil
 }
 
 func expand(p string) ([]string, error) {
@@ -131,7 +197,11 @@ func (c *Cluster) loadFile(path string) error {
 		return err
 	}
 	defer f.Close()
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	return c.load(path, f)
+}
+
+func (c *Cluster) load(path string, in io.Reader) error {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	var docs [][]byte
 	var readErr error
 	for doc := 1; ; doc++ {
@@ -329,10 +399,22 @@ func (c *Cluster) add(path string, doc int, obj runtime.Object) {
 		c.Services = append(c.Services, o)
 	case *appsv1.ReplicaSet:
 		c.ReplicaSets = append(c.ReplicaSets, o)
+		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *appsv1.StatefulSet:
 		c.StatefulSets = append(c.StatefulSets, o)
+		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *v1.ReplicationController:
 		c.RCs = append(c.RCs, o)
+		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
+	case *appsv1.Deployment:
+		c.Deployments = append(c.Deployments, o)
+		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
+	case *appsv1.DaemonSet:
+		c.DaemonSets = append(c.DaemonSets, o)
+		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
+	case *batchv1.Job:
+		c.Jobs = append(c.Jobs, o)
+		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
 		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity:
 		c.Others = append(c.Others, o)
@@ -365,6 +447,7 @@ func (c *Cluster) Objects() []interface{} {
 func known(kind string) bool {
 	switch kind {
 	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
+		"Deployment", "DaemonSet", "Job",
 		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
 		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity":
 		return true

@@ -21,6 +21,9 @@ const (
 	StatusScheduled     = "Scheduled"
 	StatusUnschedulable = "Unschedulable"
 	StatusPreempted     = "Preempted"
+	// StatusNotCreated: a StatefulSet pod its controller has not created
+	// yet, waiting for the pod before it to run.
+	StatusNotCreated = "NotCreated"
 )
 
 // PodResult is one pending pod's outcome.
@@ -48,14 +51,36 @@ type Summary struct {
 	Scheduled     int `json:"scheduled"`
 	Unschedulable int `json:"unschedulable"`
 	Preempted     int `json:"preempted"`
+	NotCreated    int `json:"notCreated,omitempty"`
 	Nodes         int `json:"nodes"`
+}
+
+// WorkloadResult counts a workload's pods at the end: those it had
+// running and those the simulation created, scheduled or pending (not
+// scheduled, preempted, or not created yet), with the pending pods'
+// reasons.
+type WorkloadResult struct {
+	Kind      string   `json:"kind"`
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	Pods      int      `json:"pods"`
+	Scheduled int      `json:"scheduled"`
+	Pending   int      `json:"pending"`
+	Reasons   []Reason `json:"reasons,omitempty"`
+}
+
+// Reason is a message shared by pending pods, with their count.
+type Reason struct {
+	Message string `json:"message"`
+	Pods    int    `json:"pods"`
 }
 
 // Report is the outcome of a simulation.
 type Report struct {
-	Pods    []PodResult  `json:"pods"`
-	Nodes   []NodeResult `json:"nodes"`
-	Summary Summary      `json:"summary"`
+	Pods      []PodResult      `json:"pods"`
+	Nodes     []NodeResult     `json:"nodes"`
+	Workloads []WorkloadResult `json:"workloads,omitempty"`
+	Summary   Summary          `json:"summary"`
 }
 
 // Report builds the report from the store's final state.
@@ -95,6 +120,14 @@ func (w *World) Report() *Report {
 		}
 		r.Pods = append(r.Pods, res)
 	}
+	// StatefulSet pods never created: the pod before them never ran.
+	for _, o := range w.ordered {
+		for _, p := range append(o.Failed, o.Waiting...) {
+			r.Pods = append(r.Pods, PodResult{Namespace: p.Namespace, Name: p.Name, Status: StatusNotCreated,
+				Message: fmt.Sprintf("not created: %s creates its pods in order and waits for %s to run", w.Workloads[o.Workload], o.After)})
+			r.Summary.NotCreated++
+		}
+	}
 	// Pods that were running and were preempted are listed too.
 	for k, ev := range w.Store.Evicted {
 		if pending[k] {
@@ -129,7 +162,59 @@ func (w *World) Report() *Report {
 		r.Nodes = append(r.Nodes, *nr)
 	}
 	r.Summary.Nodes = len(r.Nodes)
+	r.Workloads = w.workloadResults(r)
 	return r
+}
+
+// workloadResults counts each workload's pods: the running ones it
+// controls and the outcomes of those it created.
+func (w *World) workloadResults(r *Report) []WorkloadResult {
+	if len(w.Workloads) == 0 {
+		return nil
+	}
+	out := make([]WorkloadResult, len(w.Workloads))
+	reasons := make([]map[string]int, len(w.Workloads))
+	for i, wl := range w.Workloads {
+		out[i] = WorkloadResult{Kind: wl.Kind, Namespace: wl.Namespace, Name: wl.Name}
+		reasons[i] = map[string]int{}
+	}
+	reported := map[string]bool{}
+	for _, p := range r.Pods {
+		k := p.Namespace + "/" + p.Name
+		reported[k] = true
+		i, ok := w.WorkloadOf[k]
+		if !ok {
+			continue
+		}
+		out[i].Pods++
+		if p.Status == StatusScheduled {
+			out[i].Scheduled++
+			continue
+		}
+		out[i].Pending++
+		msg := p.Message
+		if p.Status == StatusPreempted {
+			msg = "preempted" // its controller would create a replacement
+		}
+		reasons[i][msg]++
+	}
+	for _, p := range w.Store.Pods() {
+		k := podKey(p)
+		if i, ok := w.WorkloadOf[k]; ok && !reported[k] && p.Spec.NodeName != "" && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			out[i].Pods++
+			out[i].Scheduled++
+		}
+	}
+	for i := range out {
+		for msg, n := range reasons[i] {
+			out[i].Reasons = append(out[i].Reasons, Reason{Message: msg, Pods: n})
+		}
+		sort.Slice(out[i].Reasons, func(a, b int) bool {
+			x, y := out[i].Reasons[a], out[i].Reasons[b]
+			return x.Pods > y.Pods || (x.Pods == y.Pods && x.Message < y.Message)
+		})
+	}
+	return out
 }
 
 func quantities(r *framework.Resource, withPods bool) map[string]string {
@@ -190,7 +275,24 @@ func (r *Report) writeTable(out io.Writer) error {
 			n.Requested["memory"], n.Allocatable["memory"], pct(n.requested.Memory, n.allocatable.Memory))
 	}
 	tw.Flush()
-	fmt.Fprintf(&buf, "\n%d scheduled, %d unschedulable, %d preempted, %d nodes\n", r.Summary.Scheduled, r.Summary.Unschedulable, r.Summary.Preempted, r.Summary.Nodes)
+	if len(r.Workloads) > 0 {
+		buf.WriteString("\n")
+		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKLOAD\tPODS\tSCHEDULED\tPENDING\tWHY PENDING")
+		for _, wl := range r.Workloads {
+			var why []string
+			for _, re := range wl.Reasons {
+				why = append(why, fmt.Sprintf("%d: %s", re.Pods, re.Message))
+			}
+			fmt.Fprintf(tw, "%s %s/%s\t%d\t%d\t%d\t%s\n", wl.Kind, wl.Namespace, wl.Name, wl.Pods, wl.Scheduled, wl.Pending, strings.Join(why, "; "))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(&buf, "\n%d scheduled, %d unschedulable, %d preempted, %d nodes", r.Summary.Scheduled, r.Summary.Unschedulable, r.Summary.Preempted, r.Summary.Nodes)
+	if r.Summary.NotCreated > 0 {
+		fmt.Fprintf(&buf, ", %d not created", r.Summary.NotCreated)
+	}
+	buf.WriteString("\n")
 	_, err := out.Write([]byte(strings.TrimLeft(buf.String(), "\n")))
 	return err
 }

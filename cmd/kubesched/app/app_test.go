@@ -12,7 +12,7 @@ import (
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cmd := newCommand(streams{&out, &errOut})
+	cmd := newCommand(streams{out: &out, errOut: &errOut})
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	code = Run(context.Background(), cmd, args)

@@ -94,7 +94,7 @@ spec.nodeName.`,
 }
 
 func manifestCluster(s streams, opts *options.Options) (*simulator.Cluster, *v1.Pod, error) {
-	cluster, err := simulator.Load(opts.Files)
+	cluster, err := simulator.LoadFrom(opts.Files, s.in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,14 +106,11 @@ func manifestCluster(s streams, opts *options.Options) (*simulator.Cluster, *v1.
 		}
 		return cluster, pod, nil
 	}
-	pc, err := simulator.Load([]string{opts.PodFile})
+	pod, err := cluster.LoadPod(opts.PodFile, s.in)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("--pod: %w", err)
 	}
-	if len(pc.Pods) != 1 {
-		return nil, nil, fmt.Errorf("--pod %s: want exactly one Pod, found %d", opts.PodFile, len(pc.Pods))
-	}
-	return cluster, pc.Pods[0], nil
+	return cluster, pod, nil
 }
 
 // liveCluster lists the cluster through the API; the objects are already

@@ -38,11 +38,12 @@ func WithPlugin(name string, factory framework.PluginFactory) Option {
 
 type streams struct {
 	out, errOut io.Writer
+	in          io.Reader // -f -
 }
 
 // NewCommand returns the kubesched command tree.
 func NewCommand(registryOptions ...Option) *cobra.Command {
-	return newCommand(streams{os.Stdout, os.Stderr}, registryOptions...)
+	return newCommand(streams{out: os.Stdout, errOut: os.Stderr, in: os.Stdin}, registryOptions...)
 }
 
 func newCommand(s streams, registryOptions ...Option) *cobra.Command {

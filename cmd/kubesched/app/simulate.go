@@ -41,7 +41,7 @@ The same input and seed give the same output, byte for byte.`,
 			}
 			defer stop()
 			start := time.Now()
-			cluster, err := simulator.Load(opts.Files)
+			cluster, err := simulator.LoadFrom(opts.Files, s.in)
 			if err != nil {
 				return err
 			}

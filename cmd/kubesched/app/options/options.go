@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"time"
 
@@ -143,7 +144,7 @@ func (o *Options) applyOverrides(cfg *configv1.KubeSchedulerConfiguration) {
 func (o *Options) AddManifestFlags(fss *cliflag.NamedFlagSets, outputs ...string) {
 	o.outputs = outputs
 	fs := fss.FlagSet("input and output")
-	fs.StringArrayVarP(&o.Files, "filename", "f", nil, "A manifest file, or a folder of .yaml/.yml/.json files (repeatable). Multi-document YAML and kind: List are read.")
+	fs.StringArrayVarP(&o.Files, "filename", "f", nil, "A manifest file, a folder of .yaml/.yml/.json files, or - for the standard input (repeatable). Multi-document YAML and kind: List are read.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, fmt.Sprintf("Output format: one of %v.", outputs))
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "Seed of the random source that breaks ties between equally scored nodes.")
 }
@@ -172,6 +173,9 @@ func (o *Options) Validate() []error {
 		}
 	}
 	for _, f := range o.Files {
+		if f == "-" {
+			continue // the standard input
+		}
 		if _, err := os.Stat(f); err != nil {
 			errs = append(errs, fmt.Errorf("-f/--filename: %w", err))
 		}
@@ -181,7 +185,9 @@ func (o *Options) Validate() []error {
 		errs = append(errs, o.Authentication.Validate()...)
 		errs = append(errs, o.Authorization.Validate()...)
 	}
-	if o.PodFile != "" {
+	if o.PodFile == "-" && slices.Contains(o.Files, "-") {
+		errs = append(errs, fmt.Errorf("--pod -: the standard input is already read by -f -"))
+	} else if o.PodFile != "" && o.PodFile != "-" {
 		if _, err := os.Stat(o.PodFile); err != nil {
 			errs = append(errs, fmt.Errorf("--pod: %w", err))
 		}
