@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"k8s.io/client-go/kubernetes/scheme"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -26,6 +27,15 @@ func loadObjects(t testing.TB, objs []runtime.Object) *Cluster {
 	t.Helper()
 	var buf bytes.Buffer
 	for _, obj := range objs {
+		if obj.GetObjectKind().GroupVersionKind().Empty() {
+			// Builders leave TypeMeta empty; a manifest has it.
+			gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj = obj.DeepCopyObject()
+			obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		}
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)

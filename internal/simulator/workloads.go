@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"sort"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -180,7 +179,7 @@ func (e *expander) replicas(kind string, gvk schema.GroupVersionKind, m *metav1.
 	}
 	for i := have; i < want; i++ {
 		p := podFromTemplate(tmpl, m, gvk)
-		p.Name = e.names.generate(m.Namespace, m.Name+"-")
+		e.names.name(p, m.Name+"-")
 		e.add(p, wl, source)
 	}
 }
@@ -362,9 +361,14 @@ func (e *expander) job(j *batchv1.Job, source string) {
 			p.Annotations[batchv1.JobCompletionIndexAnnotation] = ix
 			p.Labels[batchv1.JobCompletionIndexAnnotation] = ix
 			p.Spec.Hostname = j.Name + "-" + ix
+			// The Job controller's podGenerateNameWithIndex: a long name
+			// is cut, not the index.
 			prefix = j.Name + "-" + ix + "-"
+			if len(prefix) > maxGeneratedNameLength {
+				prefix = j.Name[:maxGeneratedNameLength-len(ix)-2] + "-" + ix + "-"
+			}
 		}
-		p.Name = e.names.generate(j.Namespace, prefix)
+		e.names.name(p, prefix)
 		e.add(p, wl, source)
 	}
 }
@@ -401,7 +405,7 @@ func (e *expander) daemonSet(ds *appsv1.DaemonSet, source string) {
 		}
 		p := podFromTemplate(tmpl, &ds.ObjectMeta, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))
 		p.Spec.Affinity = pinToNode(p.Spec.Affinity, n.Name)
-		p.Name = e.names.generate(ds.Namespace, ds.Name+"-")
+		e.names.name(p, ds.Name+"-")
 		e.add(p, wl, source)
 	}
 }
@@ -575,10 +579,16 @@ type namer struct {
 
 const maxGeneratedNameLength = 63 - 5
 
-func (n *namer) generate(ns, prefix string) string {
+// name sets the pod's generateName and name.
+func (n *namer) name(p *v1.Pod, prefix string) {
 	if len(prefix) > maxGeneratedNameLength {
 		prefix = prefix[:maxGeneratedNameLength]
 	}
+	p.GenerateName = prefix
+	p.Name = n.generate(p.Namespace, prefix)
+}
+
+func (n *namer) generate(ns, prefix string) string {
 	const alphanums = "bcdfghjklmnpqrstvwxz2456789"
 	for {
 		i := n.next[ns+"/"+prefix]
@@ -598,14 +608,4 @@ func (n *namer) generate(ns, prefix string) string {
 			return name
 		}
 	}
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
