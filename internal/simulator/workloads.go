@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -59,6 +60,8 @@ const (
 	legacyJobNameLabel     = "job-name"
 	legacyControllerUID    = "controller-uid"
 	daemonSetTemplateLabel = "pod-template-generation"
+	// daemonSetGenerationAnnotation holds a DaemonSet's template generation.
+	daemonSetGenerationAnnotation = "deprecated.daemonset.template.generation"
 )
 
 // expandWorkloads creates the pods (and a Deployment's ReplicaSet, a
@@ -262,7 +265,8 @@ func (e *expander) statefulSet(s *appsv1.StatefulSet, source string) {
 			continue
 		}
 		p := podFromTemplate(&s.Spec.Template, &s.ObjectMeta, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
-		p.Name = name
+		// GetPodFromTemplate's generateName stays; the name is set.
+		p.GenerateName, p.Name = s.Name+"-", name
 		p.Labels[appsv1.StatefulSetPodNameLabel] = name
 		p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(ord)
 		p.Labels[appsv1.ControllerRevisionHashLabelKey] = revision
@@ -358,6 +362,9 @@ func (e *expander) job(j *batchv1.Job, source string) {
 			}
 			ix := strconv.Itoa(index)
 			running[ix] = true
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
 			p.Annotations[batchv1.JobCompletionIndexAnnotation] = ix
 			p.Labels[batchv1.JobCompletionIndexAnnotation] = ix
 			p.Spec.Hostname = j.Name + "-" + ix
@@ -387,9 +394,13 @@ func (e *expander) daemonSet(ds *appsv1.DaemonSet, source string) {
 	tmpl := ds.Spec.Template.DeepCopy()
 	addDaemonTolerations(&tmpl.Spec)
 	tmpl.Labels = withLabel(tmpl.Labels, appsv1.ControllerRevisionHashLabelKey, computeHash(&ds.Spec.Template, ds.Status.CollisionCount))
-	if ds.Generation != 0 {
-		tmpl.Labels[daemonSetTemplateLabel] = strconv.FormatInt(ds.Generation, 10)
+	// The label carries the template generation the API server keeps in
+	// an annotation (1 on creation).
+	generation := ds.Annotations[daemonSetGenerationAnnotation]
+	if generation == "" {
+		generation = strconv.FormatInt(max(ds.Generation, 1), 10)
 	}
+	tmpl.Labels[daemonSetTemplateLabel] = generation
 	required := nodeaffinity.NewRequiredNodeAffinity(tmpl.Spec.NodeSelector, tmpl.Spec.Affinity)
 	for _, n := range e.c.Nodes {
 		if has[n.Name] || (tmpl.Spec.NodeName != "" && tmpl.Spec.NodeName != n.Name) {
@@ -477,7 +488,7 @@ func podFromTemplate(t *v1.PodTemplateSpec, owner *metav1.ObjectMeta, gvk schema
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   owner.Namespace,
 			Labels:      withLabels(nil, t.Labels),
-			Annotations: withLabels(nil, t.Annotations),
+			Annotations: maps.Clone(t.Annotations),
 			Finalizers:  append([]string(nil), t.Finalizers...),
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.Name, UID: owner.UID,

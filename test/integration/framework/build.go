@@ -22,6 +22,9 @@ type Binaries struct {
 	KubeschedNoRace string
 	// KubeScheduler is upstream's, the oracle of the differential tests.
 	KubeScheduler string
+	// KubeControllerManager is upstream's, the oracle of the simulator's
+	// workload expansion.
+	KubeControllerManager string
 }
 
 var (
@@ -64,6 +67,8 @@ func Build() (Binaries, error) {
 			Kubesched:       filepath.Join(dir, "kubesched"),
 			KubeschedNoRace: filepath.Join(dir, "kubesched-norace"),
 			KubeScheduler:   filepath.Join(dir, "kube-scheduler"),
+
+			KubeControllerManager: filepath.Join(dir, "kube-controller-manager"),
 		}
 		for _, b := range []struct {
 			out, pkg string
@@ -72,6 +77,7 @@ func Build() (Binaries, error) {
 			{built.Etcd, "./cmd/etcd", nil},
 			{built.APIServer, "k8s.io/kubernetes/cmd/kube-apiserver", nil},
 			{built.KubeScheduler, "k8s.io/kubernetes/cmd/kube-scheduler", nil},
+			{built.KubeControllerManager, "k8s.io/kubernetes/cmd/kube-controller-manager", nil},
 			// kubesched runs with the race detector: a race in the cluster
 			// mode fails the test that triggers it.
 			{built.Kubesched, "github.com/kubesched/kubesched/cmd/kubesched", []string{"-race"}},
