@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	v1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
 
@@ -71,11 +72,54 @@ func TestTheStorageExample(t *testing.T) {
 	}
 }
 
+// TestTheWorkloadsExample: examples/workloads.yaml on examples/cluster.yaml
+// does what its header says.
+func TestTheWorkloadsExample(t *testing.T) {
+	w := simulateExample(t, "../../examples/cluster.yaml", "../../examples/workloads.yaml")
+	r := w.Report()
+	for _, wl := range r.Workloads {
+		want := map[string]int{"Deployment": 6, "StatefulSet": 3, "Job": 4, "DaemonSet": 11}[wl.Kind]
+		if wl.Pods != want || wl.Scheduled != want {
+			t.Errorf("%s %s/%s: %d pods, %d scheduled; want %d, all scheduled (reasons %v)", wl.Kind, wl.Namespace, wl.Name, wl.Pods, wl.Scheduled, want, wl.Reasons)
+		}
+	}
+	if len(r.Workloads) != 4 {
+		t.Errorf("%d workloads, want 4", len(r.Workloads))
+	}
+	zones, dbNodes := map[string]int{}, map[string]bool{}
+	nodes := map[string]*v1.Node{}
+	for _, n := range w.Store.Nodes() {
+		nodes[n.Name] = n
+	}
+	for _, p := range w.Store.Pods() {
+		n, ok := nodes[p.Spec.NodeName]
+		switch {
+		case !ok || (p.Namespace != "shop" && p.Namespace != "monitoring"):
+		case p.Labels["app"] == "web":
+			zones[n.Labels[v1.LabelTopologyZone]]++
+		case p.Labels["app"] == "db":
+			if dbNodes[n.Name] || n.Labels["pool"] != "memory" {
+				t.Errorf("%s on %s: want each db pod on its own memory node", p.Name, n.Name)
+			}
+			dbNodes[n.Name] = true
+		case p.Labels["app"] == "node-exporter" && n.Labels["pool"] == "gpu":
+			t.Errorf("%s on the tainted GPU node", p.Name)
+		}
+	}
+	lo, hi := 6, 0
+	for _, z := range []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"} {
+		lo, hi = min(lo, zones[z]), max(hi, zones[z])
+	}
+	if hi-lo > 1 {
+		t.Errorf("web pods per zone %v, want a skew of at most 1", zones)
+	}
+}
+
 // simulateExample loads an example, simulates it with the default profile
 // and seed 1, and checks the invariants.
-func simulateExample(t *testing.T, path string) *World {
+func simulateExample(t *testing.T, paths ...string) *World {
 	t.Helper()
-	c, err := Load([]string{path})
+	c, err := Load(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
