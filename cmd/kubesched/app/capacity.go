@@ -1,0 +1,135 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
+	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/simulator"
+)
+
+func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
+	opts := options.NewOptions()
+	var max, maxNodes int
+	var addNodes string
+	cmd := &cobra.Command{
+		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --add-nodes NODE_FILE) [--config FILE] [-o table|json]",
+		Short: "How many more copies of a pod fit, or how many nodes to add so that every pending pod does",
+		Long: `capacity simulates the cluster (its pending pods placed first), then places
+copies of the pod in --pod one at a time with the same scheduler until one
+does not fit: it prints how many fit, on which nodes and zones, and why the
+next one does not. Copies never preempt: capacity counts free room.
+
+With --add-nodes NODE_FILE (a Node manifest as template), it answers the
+fewest nodes of that shape to add so that every pending pod of the cluster is
+scheduled, each candidate count checked by simulating it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (opts.PodFile == "") == (addNodes == "") {
+				return fmt.Errorf("want exactly one of --pod and --add-nodes")
+			}
+			cc, err := Setup(opts, registry)
+			if err != nil {
+				return err
+			}
+			load := func() (*simulator.Cluster, error) { return simulator.LoadFrom(opts.Files, s.in) }
+			cluster, err := load()
+			if err != nil {
+				return err
+			}
+			reportSkipped(s, cluster)
+			newWorld := func(c *simulator.Cluster) (*simulator.World, error) {
+				return simulator.NewWorld(cmd.Context(), c, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
+			}
+			if addNodes != "" {
+				nc, err := simulator.LoadFrom([]string{addNodes}, s.in)
+				if err != nil {
+					return fmt.Errorf("--add-nodes: %w", err)
+				}
+				if len(nc.Nodes) != 1 {
+					return fmt.Errorf("--add-nodes %s: want exactly one Node, found %d", addNodes, len(nc.Nodes))
+				}
+				if len(opts.Files) == 1 && opts.Files[0] == "-" {
+					return fmt.Errorf("--add-nodes reads the cluster more than once: give it as files, not -f -")
+				}
+				k, pending, err := simulator.AddNodes(cmd.Context(), load, newWorld, nc.Nodes[0], maxNodes)
+				if err != nil {
+					return err
+				}
+				if opts.Output == "json" {
+					return writeJSON(s, &simulator.AddNodesResult{Node: nc.Nodes[0].Name, AddNodes: k, Pending: pending})
+				}
+				if pending == 0 {
+					fmt.Fprintln(s.out, "Nothing is pending: no node needs to be added.")
+				} else {
+					fmt.Fprintf(s.out, "%d pending pod(s) are all scheduled with %d node(s) like %s added (checked by simulation; %d leave some pending).\n", pending, k, nc.Nodes[0].Name, k-1)
+				}
+				return nil
+			}
+			pod, err := cluster.LoadPod(opts.PodFile, s.in)
+			if err != nil {
+				return fmt.Errorf("--pod: %w", err)
+			}
+			res, err := simulator.Capacity(cmd.Context(), cluster, newWorld, pod, max)
+			if err != nil {
+				return err
+			}
+			if opts.Output == "json" {
+				return writeJSON(s, res)
+			}
+			writeCapacity(s, res, pod, max)
+			return nil
+		},
+	}
+	fss := &cliflag.NamedFlagSets{}
+	opts.AddConfigFlags(fss)
+	opts.AddManifestFlags(fss, "table", "json")
+	in := fss.FlagSet("input and output")
+	in.StringVar(&opts.PodFile, "pod", "", "A file holding the pod to copy (\"-\": stdin).")
+	in.IntVar(&max, "max", 10000, "Stop after this many copies fit.")
+	in.StringVar(&addNodes, "add-nodes", "", "A file holding a Node: answer how many nodes like it to add so that every pending pod is scheduled.")
+	in.IntVar(&maxNodes, "max-nodes", 1000, "With --add-nodes, give up past this many nodes.")
+	addFlagSets(cmd, fss)
+	return cmd
+}
+
+func writeJSON(s streams, v interface{}) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = s.out.Write(append(b, '\n'))
+	return err
+}
+
+func writeCapacity(s streams, r *simulator.CapacityResult, pod *v1.Pod, max int) {
+	fmt.Fprintf(s.out, "%d more copies of %s fit.\n", r.Fits, r.Pod)
+	if r.Fits > 0 {
+		fmt.Fprintln(s.out)
+		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE\tCOPIES")
+		for _, n := range simulator.SortedCounts(r.Nodes) {
+			fmt.Fprintf(tw, "%s\t%d\n", n, r.Nodes[n])
+		}
+		if len(r.Zones) > 0 {
+			fmt.Fprintln(tw, "\t")
+			fmt.Fprintln(tw, "ZONE\tCOPIES")
+			for _, z := range simulator.SortedCounts(r.Zones) {
+				fmt.Fprintf(tw, "%s\t%d\n", z, r.Zones[z])
+			}
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(s.out)
+	if r.Next != nil {
+		fmt.Fprintf(s.out, "The next copy does not fit: %s\n", r.Next.Message)
+	} else {
+		fmt.Fprintf(s.out, "Stopped at --max %d; more may fit.\n", max)
+	}
+}
