@@ -72,6 +72,8 @@ profiles:
 			wantOut: []string{`"fits": `, `"nodes": {`, `"zones": {`, `"next": {`, `"message": "0/12 nodes are available`}},
 		{name: "capacity --add-nodes answers with a simulated node count", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--add-nodes", "../../../examples/gpu-node.yaml", "-o", "json"},
 			wantOut: []string{`"node": "gpu-b"`, `"addNodes": 9`, `"pending": 20`}},
+		{name: "simulate --compare prints both configurations' outcomes and the moved pods as JSON", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--compare", "../../../examples/scheduler-config.yaml", "-o", "json"},
+			wantOut: []string{`"a": {`, `"b": {`, `"moved": [`, `"namespace": "batch"`, `"zones": [`}},
 		{name: "capacity needs --pod or --add-nodes", args: []string{"capacity", "-f", "../../../examples/cluster.yaml"}, wantCode: 1,
 			wantStderr: []string{"want exactly one of --pod and --add-nodes"}},
 		{name: "the root command outside a cluster without a kubeconfig says what it needs", args: []string{"--secure-port=0"}, wantCode: 1,

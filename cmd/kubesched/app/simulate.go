@@ -1,9 +1,13 @@
 package app
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"slices"
 	"time"
 
-	"fmt"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -13,6 +17,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
+	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/simulator"
@@ -20,9 +25,9 @@ import (
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
-	var cpuProfile string
+	var cpuProfile, compare string
 	cmd := &cobra.Command{
-		Use:   "simulate -f PATH [-f PATH ...] [--config FILE] [--seed N] [-o table|json|yaml]",
+		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [-o table|json|yaml]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
 		Long: `simulate reads Nodes, Pods, PriorityClasses and Namespaces from manifests, treats
 pods with spec.nodeName as running there, and schedules the pending pods whose
@@ -40,6 +45,9 @@ The same input and seed give the same output, byte for byte.`,
 				return err
 			}
 			defer stop()
+			if compare != "" {
+				return simulateCompare(cmd.Context(), s, opts, cc, registry, compare)
+			}
 			start := time.Now()
 			cluster, err := simulator.LoadFrom(opts.Files, s.in)
 			if err != nil {
@@ -69,9 +77,58 @@ The same input and seed give the same output, byte for byte.`,
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json", "yaml")
+	fss.FlagSet("input and output").StringVar(&compare, "compare", "", "A second KubeSchedulerConfiguration: simulate the cluster under --config (A) and this one (B), and print the difference (pods placed and pending, per-zone use, pods placed differently).")
 	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
 	addFlagSets(cmd, fss)
 	return cmd
+}
+
+// simulateCompare simulates the cluster under cc and under the
+// configuration in file, and prints the comparison.
+func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc schedconfig.CompletedConfig, registry fwkruntime.Registry, file string) error {
+	if opts.Output == "yaml" {
+		return fmt.Errorf("--compare: -o yaml is not supported; use table or json")
+	}
+	optsB := *opts
+	optsB.ConfigFile = file
+	ccB, err := Setup(&optsB, registry)
+	if err != nil {
+		return fmt.Errorf("--compare %s: %w", file, err)
+	}
+	var stdin []byte
+	if slices.Contains(opts.Files, "-") {
+		if stdin, err = io.ReadAll(s.in); err != nil {
+			return err
+		}
+	}
+	run := func(cc schedconfig.CompletedConfig, first bool) (*simulator.World, error) {
+		cluster, err := simulator.LoadFrom(opts.Files, bytes.NewReader(stdin))
+		if err != nil {
+			return nil, err
+		}
+		if first {
+			reportSkipped(s, cluster)
+		}
+		w, err := simulator.NewWorld(ctx, cluster, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
+		if err != nil {
+			return nil, err
+		}
+		w.Run(ctx)
+		return w, nil
+	}
+	a, err := run(cc, true)
+	if err != nil {
+		return err
+	}
+	b, err := run(ccB, false)
+	if err != nil {
+		return err
+	}
+	nameA := opts.ConfigFile
+	if nameA == "" {
+		nameA = "(defaults)"
+	}
+	return simulator.Compare(a, b, nameA, file).Write(s.out, opts.Output)
 }
 
 // startProfile starts a CPU profile when path is set; stop ends it.

@@ -1,0 +1,185 @@
+package simulator
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Comparison is the same cluster simulated under two configurations.
+type Comparison struct {
+	A     *Report `json:"a"`
+	B     *Report `json:"b"`
+	Moved []Move  `json:"moved"`
+	// Zones holds per zone the share of allocatable cpu and memory
+	// requested at the end, under each configuration.
+	Zones []ZoneUse `json:"zones"`
+
+	nameA, nameB string
+}
+
+// Move is a pod placed differently (a node, or "" for not scheduled).
+type Move struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	A         string `json:"a"`
+	B         string `json:"b"`
+}
+
+// ZoneUse is a zone's requested share of allocatable, in percent.
+type ZoneUse struct {
+	Zone      string `json:"zone"`
+	CPUA      int64  `json:"cpuA"`
+	CPUB      int64  `json:"cpuB"`
+	MemoryA   int64  `json:"memoryA"`
+	MemoryB   int64  `json:"memoryB"`
+	ScheduleA int    `json:"podsA"`
+	ScheduleB int    `json:"podsB"`
+}
+
+// Compare compares two simulations of one cluster; nameA and nameB label
+// them in the table (e.g. the configuration files).
+func Compare(a, b *World, nameA, nameB string) *Comparison {
+	ra, rb := a.Report(), b.Report()
+	cmp := &Comparison{A: ra, B: rb, Moved: []Move{}, nameA: nameA, nameB: nameB}
+	placed := func(r *Report) map[string]string {
+		m := map[string]string{}
+		for _, p := range r.Pods {
+			node := ""
+			if p.Status == StatusScheduled {
+				node = p.Node
+			}
+			m[p.Namespace+"/"+p.Name] = node
+		}
+		return m
+	}
+	pa, pb := placed(ra), placed(rb)
+	keys := map[string]bool{}
+	for k := range pa {
+		keys[k] = true
+	}
+	for k := range pb {
+		keys[k] = true
+	}
+	for k := range keys {
+		if pa[k] != pb[k] {
+			ns, name, _ := strings.Cut(k, "/")
+			cmp.Moved = append(cmp.Moved, Move{Namespace: ns, Name: name, A: pa[k], B: pb[k]})
+		}
+	}
+	sort.Slice(cmp.Moved, func(i, j int) bool {
+		x, y := cmp.Moved[i], cmp.Moved[j]
+		return x.Namespace < y.Namespace || (x.Namespace == y.Namespace && x.Name < y.Name)
+	})
+	za, zb := zoneUse(a, ra), zoneUse(b, rb)
+	var zones []string
+	for z := range za {
+		zones = append(zones, z)
+	}
+	sort.Strings(zones)
+	for _, z := range zones {
+		x, y := za[z], zb[z]
+		cmp.Zones = append(cmp.Zones, ZoneUse{Zone: z, CPUA: x.cpu, CPUB: y.cpu, MemoryA: x.mem, MemoryB: y.mem, ScheduleA: x.pods, ScheduleB: y.pods})
+	}
+	return cmp
+}
+
+type use struct {
+	cpu, mem int64
+	pods     int
+}
+
+// zoneUse sums the report's per-node requests by zone ("" for nodes
+// without the zone label), as percent of allocatable.
+func zoneUse(w *World, r *Report) map[string]use {
+	zoneOf := map[string]string{}
+	for _, n := range w.Store.Nodes() {
+		zoneOf[n.Name] = n.Labels[v1.LabelTopologyZone]
+	}
+	type sum struct {
+		reqCPU, allocCPU, reqMem, allocMem int64
+		pods                               int
+	}
+	sums := map[string]*sum{}
+	for _, n := range r.Nodes {
+		z := zoneOf[n.Name]
+		s := sums[z]
+		if s == nil {
+			s = &sum{}
+			sums[z] = s
+		}
+		s.reqCPU += n.requested.MilliCPU
+		s.allocCPU += n.allocatable.MilliCPU
+		s.reqMem += n.requested.Memory
+		s.allocMem += n.allocatable.Memory
+		s.pods += n.Pods
+	}
+	out := map[string]use{}
+	for z, s := range sums {
+		u := use{pods: s.pods}
+		if s.allocCPU > 0 {
+			u.cpu = s.reqCPU * 100 / s.allocCPU
+		}
+		if s.allocMem > 0 {
+			u.mem = s.reqMem * 100 / s.allocMem
+		}
+		out[z] = u
+	}
+	return out
+}
+
+// Write renders the comparison as table or json.
+func (c *Comparison) Write(out io.Writer, format string) error {
+	switch format {
+	case "json":
+		return writeJSON(out, c)
+	case "table", "":
+	default:
+		return fmt.Errorf("unknown output format %q for --compare: want table or json", format)
+	}
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\tA: %s\tB: %s\n", c.nameA, c.nameB)
+	fmt.Fprintf(tw, "scheduled\t%d\t%d\n", c.A.Summary.Scheduled, c.B.Summary.Scheduled)
+	fmt.Fprintf(tw, "unschedulable\t%d\t%d\n", c.A.Summary.Unschedulable, c.B.Summary.Unschedulable)
+	fmt.Fprintf(tw, "preempted\t%d\t%d\n", c.A.Summary.Preempted, c.B.Summary.Preempted)
+	tw.Flush()
+	if len(c.Zones) > 0 {
+		buf.WriteString("\n")
+		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ZONE\tPODS A\tPODS B\tCPU % A\tCPU % B\tMEMORY % A\tMEMORY % B")
+		for _, z := range c.Zones {
+			name := z.Zone
+			if name == "" {
+				name = "(no zone)"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d%%\t%d%%\t%d%%\t%d%%\n", name, z.ScheduleA, z.ScheduleB, z.CPUA, z.CPUB, z.MemoryA, z.MemoryB)
+		}
+		tw.Flush()
+	}
+	buf.WriteString("\n")
+	if len(c.Moved) == 0 {
+		buf.WriteString("No pod is placed differently.\n")
+	} else {
+		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "POD\tNODE A\tNODE B")
+		dash := func(s string) string {
+			if s == "" {
+				return "-"
+			}
+			return s
+		}
+		for _, m := range c.Moved {
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", m.Namespace, m.Name, dash(m.A), dash(m.B))
+		}
+		tw.Flush()
+		fmt.Fprintf(&buf, "\n%d pods placed differently.\n", len(c.Moved))
+	}
+	_, err := out.Write(buf.Bytes())
+	return err
+}
