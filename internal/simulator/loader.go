@@ -399,27 +399,25 @@ func (c *Cluster) add(path string, doc int, obj runtime.Object) {
 		c.Services = append(c.Services, o)
 	case *appsv1.ReplicaSet:
 		c.ReplicaSets = append(c.ReplicaSets, o)
-		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *appsv1.StatefulSet:
 		c.StatefulSets = append(c.StatefulSets, o)
-		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *v1.ReplicationController:
 		c.RCs = append(c.RCs, o)
-		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *appsv1.Deployment:
 		c.Deployments = append(c.Deployments, o)
-		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *appsv1.DaemonSet:
 		c.DaemonSets = append(c.DaemonSets, o)
-		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *batchv1.Job:
 		c.Jobs = append(c.Jobs, o)
-		c.workloads = append(c.workloads, workloadInput{o, fmt.Sprintf("%s#%d", path, doc)})
 	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
 		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity:
 		c.Others = append(c.Others, o)
 	default:
 		c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
+	}
+	switch obj.(type) {
+	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
+		c.workloads = append(c.workloads, workloadInput{obj, fmt.Sprintf("%s#%d", path, doc)})
 	}
 }
 
