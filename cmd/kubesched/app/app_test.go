@@ -42,6 +42,7 @@ profiles:
         weight: -1
 `)
 	unknownField := writeFile(t, "typo.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodeToScore: 50\n")
+	otherProfile := writeFile(t, "other.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: kubesched\n")
 	tests := []struct {
 		name       string
 		args       []string
@@ -74,6 +75,8 @@ profiles:
 			wantOut: []string{`"node": "gpu-b"`, `"addNodes": 9`, `"pending": 20`}},
 		{name: "simulate --compare prints both configurations' outcomes and the moved pods as JSON", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--compare", "../../../examples/scheduler-config.yaml", "-o", "json"},
 			wantOut: []string{`"a": {`, `"b": {`, `"moved": [`, `"namespace": "batch"`, `"zones": [`}},
+		{name: "simulate says which profiles exist when no pod asks for them", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--config", otherProfile},
+			wantStderr: []string{`left pending: 156 pod(s) for scheduler "default-scheduler"; the configuration's profiles schedule pods for "kubesched"`}},
 		{name: "capacity needs --pod or --add-nodes", args: []string{"capacity", "-f", "../../../examples/cluster.yaml"}, wantCode: 1,
 			wantStderr: []string{"want exactly one of --pod and --add-nodes"}},
 		{name: "the root command outside a cluster without a kubeconfig says what it needs", args: []string{"--secure-port=0"}, wantCode: 1,

@@ -64,7 +64,14 @@ The same input and seed give the same output, byte for byte.`,
 				for _, p := range w.Foreign {
 					names[p.Spec.SchedulerName]++
 				}
-				fmt.Fprintf(s.errOut, "left pending: %s\n", describeCounts(names, "pod(s) for scheduler %q"))
+				var profiles []string
+				for _, p := range cc.ComponentConfig.Profiles {
+					if p.SchedulerName != nil {
+						profiles = append(profiles, fmt.Sprintf("%q", *p.SchedulerName))
+					}
+				}
+				fmt.Fprintf(s.errOut, "left pending: %s; the configuration's profiles schedule pods for %s\n",
+					describeCounts(names, "pod(s) for scheduler %q"), strings.Join(profiles, ", "))
 			}
 			built := time.Now()
 			w.Run(cmd.Context())
