@@ -41,6 +41,8 @@ type World struct {
 	// ordered are the StatefulSets still creating pods one at a time.
 	ordered []*OrderedSet
 	sources map[string]string
+	// running counts the pods bound when the simulation started.
+	running int
 }
 
 // NewWorld builds the in-memory world for a cluster: nodes and running
@@ -74,6 +76,7 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 			if err := add(p); err != nil {
 				return nil, err
 			}
+			w.running++
 		}
 	}
 	for _, p := range c.Pods {

@@ -53,6 +53,8 @@ type Summary struct {
 	Preempted     int `json:"preempted"`
 	NotCreated    int `json:"notCreated,omitempty"`
 	Nodes         int `json:"nodes"`
+	// Running counts the pods already running when the simulation began.
+	Running int `json:"running"`
 }
 
 // WorkloadResult counts a workload's pods at the end: those it had
@@ -162,6 +164,7 @@ func (w *World) Report() *Report {
 		r.Nodes = append(r.Nodes, *nr)
 	}
 	r.Summary.Nodes = len(r.Nodes)
+	r.Summary.Running = w.running
 	r.Workloads = w.workloadResults(r)
 	return r
 }
@@ -256,25 +259,45 @@ func (r *Report) Write(out io.Writer, format string) error {
 
 func (r *Report) writeTable(out io.Writer) error {
 	var buf bytes.Buffer
+	// Pending pods' messages are long and shared: the pod table names a
+	// reason by number, listed once after it with its count.
+	reasons, reasonOf := map[string]int{}, []string{}
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "POD\tNODE\tSTATUS\tMESSAGE")
 	for _, p := range r.Pods {
-		node := p.Node
+		node, msg := p.Node, p.Message
 		if node == "" {
 			node = "-"
 		}
-		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\n", p.Namespace, p.Name, node, p.Status, p.Message)
+		if p.Status == StatusUnschedulable || p.Status == StatusNotCreated {
+			n, ok := reasons[p.Message]
+			if !ok {
+				reasonOf = append(reasonOf, p.Message)
+				n = len(reasonOf)
+				reasons[p.Message] = n
+			}
+			msg = fmt.Sprintf("reason %d", n)
+		}
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\n", p.Namespace, p.Name, node, p.Status, msg)
 	}
 	tw.Flush()
+	if len(reasonOf) > 0 {
+		counts := make([]int, len(reasonOf))
+		for _, p := range r.Pods {
+			if p.Status == StatusUnschedulable || p.Status == StatusNotCreated {
+				counts[reasons[p.Message]-1]++
+			}
+		}
+		buf.WriteString("\n")
+		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "REASON\tPODS\tWHY PENDING")
+		for i, m := range reasonOf {
+			fmt.Fprintf(tw, "%d\t%d\t%s\n", i+1, counts[i], m)
+		}
+		tw.Flush()
+	}
 	buf.WriteString("\n")
-	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "NODE\tPODS\tCPU REQUESTED\tCPU ALLOCATABLE\tCPU %\tMEMORY REQUESTED\tMEMORY ALLOCATABLE\tMEMORY %\t")
-	for _, n := range r.Nodes {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Pods, n.allocatable.AllowedPodNumber,
-			n.Requested["cpu"], n.Allocatable["cpu"], pct(n.requested.MilliCPU, n.allocatable.MilliCPU),
-			n.Requested["memory"], n.Allocatable["memory"], pct(n.requested.Memory, n.allocatable.Memory))
-	}
-	tw.Flush()
+	r.writeNodes(&buf)
 	if len(r.Workloads) > 0 {
 		buf.WriteString("\n")
 		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
@@ -288,14 +311,52 @@ func (r *Report) writeTable(out io.Writer) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(&buf, "\n%d scheduled, %d unschedulable, %d preempted, %d nodes", r.Summary.Scheduled, r.Summary.Unschedulable, r.Summary.Preempted, r.Summary.Nodes)
+	fmt.Fprintf(&buf, "\n%d scheduled, %d unschedulable, %d preempted", r.Summary.Scheduled, r.Summary.Unschedulable, r.Summary.Preempted)
 	if r.Summary.NotCreated > 0 {
 		fmt.Fprintf(&buf, ", %d not created", r.Summary.NotCreated)
 	}
-	buf.WriteString("\n")
+	fmt.Fprintf(&buf, "; %d already running; %d nodes\n", r.Summary.Running, r.Summary.Nodes)
 	_, err := out.Write([]byte(strings.TrimLeft(buf.String(), "\n")))
 	return err
 }
+
+// writeNodes writes the node table: cpu in cores, memory in GiB, and a
+// requested/allocatable column per extended resource any node has.
+func (r *Report) writeNodes(buf *bytes.Buffer) {
+	var extended []v1.ResourceName
+	seen := map[v1.ResourceName]bool{}
+	for _, n := range r.Nodes {
+		for name, v := range n.allocatable.Scalar {
+			if v > 0 && !seen[name] {
+				seen[name] = true
+				extended = append(extended, name)
+			}
+		}
+	}
+	sort.Slice(extended, func(i, j int) bool { return extended[i] < extended[j] })
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "NODE\tPODS\tCPU REQUESTED\tCPU ALLOCATABLE\tCPU %\tMEMORY REQUESTED\tMEMORY ALLOCATABLE\tMEMORY %\t"
+	for _, e := range extended {
+		header += strings.ToUpper(string(e)) + "\t"
+	}
+	fmt.Fprintln(tw, header)
+	for _, n := range r.Nodes {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t", n.Name, n.Pods, n.allocatable.AllowedPodNumber,
+			cores(n.requested.MilliCPU), cores(n.allocatable.MilliCPU), pct(n.requested.MilliCPU, n.allocatable.MilliCPU),
+			gib(n.requested.Memory), gib(n.allocatable.Memory), pct(n.requested.Memory, n.allocatable.Memory))
+		for _, e := range extended {
+			fmt.Fprintf(tw, "%d/%d\t", n.requested.Scalar[e], n.allocatable.Scalar[e])
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// cores writes millicores as cores with two decimals.
+func cores(milli int64) string { return fmt.Sprintf("%.2f", float64(milli)/1000) }
+
+// gib writes bytes as GiB with one decimal.
+func gib(b int64) string { return fmt.Sprintf("%.1fGi", float64(b)/(1<<30)) }
 
 func pct(used, total int64) string {
 	if total == 0 {
