@@ -63,6 +63,24 @@ func FindPendingPod(c *Cluster) (*v1.Pod, error) {
 	return nil, fmt.Errorf("%d pods have no spec.nodeName; annotate the one to explain with %s: \"true\", or pass --pod", len(unassigned), PendingAnnotation)
 }
 
+// PodByName returns the cluster's pod namespace/name (a pod its workloads
+// create included).
+func PodByName(c *Cluster, key string) (*v1.Pod, error) {
+	for _, p := range c.Pods {
+		if podKey(p) == key {
+			return p, nil
+		}
+	}
+	for _, o := range c.Ordered {
+		for _, p := range o.Waiting {
+			if podKey(p) == key {
+				return p, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no pod %s in the cluster files", key)
+}
+
 // Explain evaluates pod on every node of the world (which must not contain
 // pod itself as a pending pod in its queue; it is only evaluated).
 func (w *World) Explain(ctx context.Context, pod *v1.Pod) (*ExplainReport, error) {

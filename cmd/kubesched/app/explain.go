@@ -36,7 +36,8 @@ The cluster comes from manifests (-f), or from a live cluster:
 which lists the cluster's nodes and pods through the API: "why is my pod
 pending?" without reading logs.
 
-With -f, the pod is the one in --pod, else the pod annotated
+With -f, the pod is the one in --pod (a file, or NAMESPACE/NAME of a pod
+in the cluster files, one a workload creates included), else the pod annotated
 kubesched.io/pending: "true" in the cluster, else the only pod there without
 spec.nodeName.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -103,6 +104,13 @@ func manifestCluster(s streams, opts *options.Options) (*simulator.Cluster, *v1.
 		pod, err := simulator.FindPendingPod(cluster)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%v: %w", opts.Files, err)
+		}
+		return cluster, pod, nil
+	}
+	if options.IsPodName(opts.PodFile) {
+		pod, err := simulator.PodByName(cluster, opts.PodFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--pod: %w", err)
 		}
 		return cluster, pod, nil
 	}

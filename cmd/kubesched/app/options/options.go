@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"time"
 
@@ -149,9 +150,19 @@ func (o *Options) AddManifestFlags(fss *cliflag.NamedFlagSets, outputs ...string
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "Seed of the random source that breaks ties between equally scored nodes.")
 }
 
+// IsPodName reports whether --pod names a pod (NAMESPACE/NAME) rather than
+// a file: it has one slash and no such file exists.
+func IsPodName(s string) bool {
+	if strings.Count(s, "/") != 1 || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") {
+		return false
+	}
+	_, err := os.Stat(s)
+	return err != nil
+}
+
 // AddPodFlag adds explain's --pod.
 func (o *Options) AddPodFlag(fs *pflag.FlagSet) {
-	fs.StringVar(&o.PodFile, "pod", "", "A file holding the pod to explain (default: the pod annotated kubesched.io/pending: \"true\", else the only pod without spec.nodeName).")
+	fs.StringVar(&o.PodFile, "pod", "", "A file holding the pod to explain, or NAMESPACE/NAME of a pod in the cluster files (default: the pod annotated kubesched.io/pending: \"true\", else the only pod without spec.nodeName).")
 }
 
 // Validate checks the options themselves and returns every problem.
@@ -187,7 +198,7 @@ func (o *Options) Validate() []error {
 	}
 	if o.PodFile == "-" && slices.Contains(o.Files, "-") {
 		errs = append(errs, fmt.Errorf("--pod -: the standard input is already read by -f -"))
-	} else if o.PodFile != "" && o.PodFile != "-" {
+	} else if o.PodFile != "" && o.PodFile != "-" && !IsPodName(o.PodFile) {
 		if _, err := os.Stat(o.PodFile); err != nil {
 			errs = append(errs, fmt.Errorf("--pod: %w", err))
 		}
