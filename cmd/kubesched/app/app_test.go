@@ -114,3 +114,21 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+func TestExplainOnALiveClusterReadsKUBECONFIG(t *testing.T) {
+	// A server nobody listens on: the error names it, so the command read
+	// this kubeconfig. (~/.kube/config is not tested here: client-go
+	// resolves the home directory when the process starts.)
+	kc := writeFile(t, "kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`)
+	t.Setenv("KUBECONFIG", kc)
+	code, _, errOut := run(t, "explain", "pod", "default/web-0")
+	if code == 0 || !strings.Contains(errOut, "127.0.0.1:1") {
+		t.Errorf("exit %d, stderr %q: want a failure to reach the kubeconfig's server 127.0.0.1:1", code, errOut)
+	}
+}

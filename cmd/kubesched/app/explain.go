@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -32,7 +33,9 @@ fits, the first plugin that rejected it with its reasons, and the per-plugin
 weighted scores and their total.
 
 The cluster comes from manifests (-f), or from a live cluster:
-  kubesched explain --kubeconfig ~/.kube/config pod default/web-0
+  kubesched explain pod default/web-0
+reached as kubectl reaches it (--kubeconfig, else $KUBECONFIG, else
+~/.kube/config, else in-cluster)
 which lists the cluster's nodes and pods through the API: "why is my pod
 pending?" without reading logs.
 
@@ -124,8 +127,18 @@ func manifestCluster(s streams, opts *options.Options) (*simulator.Cluster, *v1.
 // liveCluster lists the cluster through the API; the objects are already
 // defaulted and admitted by the API server.
 func liveCluster(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, target string) (*simulator.Cluster, *v1.Pod, error) {
-	restCfg, err := restConfig(cfg.ClientConnection)
-	if err != nil {
+	var restCfg *rest.Config
+	var err error
+	if cfg.ClientConnection.Kubeconfig == "" {
+		// A client command: kubectl's loading rules ($KUBECONFIG, then
+		// ~/.kube/config), then in-cluster. The scheduler itself keeps
+		// kube-scheduler's flags.
+		restCfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{}).ClientConfig()
+		if err != nil {
+			return nil, nil, fmt.Errorf("no --kubeconfig, and kubectl's configuration ($KUBECONFIG, ~/.kube/config, in-cluster) gives none: %w", err)
+		}
+	} else if restCfg, err = restConfig(cfg.ClientConnection); err != nil {
 		return nil, nil, err
 	}
 	client, err := kubernetes.NewForConfig(rest.AddUserAgent(restCfg, "kubesched-explain"))
