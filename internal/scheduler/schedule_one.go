@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
+	"github.com/kubesched/kubesched/internal/framework/parallelize"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -479,7 +480,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 		base := processed
 		until := par.Until
 		if fwk.FiltersCached(state, nodes, start+base, window) {
-			until = serially
+			until = parallelize.Serially
 		}
 		until(ctx, window, func(i int) {
 			ni := nodes[(start+base+i)%numAll]
@@ -620,12 +621,4 @@ func truncateMessage(msg string) string {
 	}
 	const suffix = " ..."
 	return msg[:noteLengthLimit-len(suffix)] + suffix
-}
-
-// serially is Parallelizer.Until in the calling goroutine, for passes whose
-// results are all but a few in the equivalence cache.
-func serially(ctx context.Context, pieces int, do func(i int)) {
-	for i := 0; i < pieces && ctx.Err() == nil; i++ {
-		do(i)
-	}
 }

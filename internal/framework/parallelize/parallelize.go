@@ -60,3 +60,11 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int)) {
 	}
 	workqueue.ParallelizeUntil(ctx, workers, pieces, do, workqueue.WithChunkSize(chunkSizeFor(pieces, workers)))
 }
+
+// Serially is Until in the calling goroutine, for passes whose work is a
+// few loads and compares per piece (results in the equivalence cache).
+func Serially(ctx context.Context, pieces int, do func(i int)) {
+	for i := 0; i < pieces && ctx.Err() == nil; i++ {
+		do(i)
+	}
+}

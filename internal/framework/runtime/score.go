@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubesched/kubesched/internal/framework/parallelize"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -86,13 +87,6 @@ func (f *Framework) RunScorePluginsTotals(ctx context.Context, state *framework.
 	return f.runScorePlugins(ctx, state, pod, nodes, false)
 }
 
-// serially is Parallelizer.Until in the calling goroutine.
-func serially(ctx context.Context, pieces int, do func(i int)) {
-	for i := 0; i < pieces && ctx.Err() == nil; i++ {
-		do(i)
-	}
-}
-
 func (f *Framework) runScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, perPlugin bool) ([]framework.NodePluginScores, *framework.Status) {
 	plugins := make([]weightedScore, 0, len(f.score))
 	slots := make([]int, 0, len(f.score)) // the equivalence cache's score slot, or -1
@@ -117,7 +111,7 @@ func (f *Framework) runScorePlugins(ctx context.Context, state *framework.CycleS
 	errCh := make(chan *framework.Status, 1)
 	until := f.parallelizer.Until
 	if cy != nil && cy.scoresCached(nodes, slots) {
-		until = serially
+		until = parallelize.Serially
 	}
 	until(ctx, len(nodes), func(i int) {
 		ni := nodes[i]
