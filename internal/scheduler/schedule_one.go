@@ -93,6 +93,9 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 	if !st.IsSuccess() {
 		s.recordAttempt(fwk, st, start)
 		s.handleSchedulingFailure(ctx, fwk, pInfo, st, result.nominatingInfo, cycle)
+		if s.observer != nil {
+			s.observer(Attempt{Pod: pod, Attempts: pInfo.Attempts, Status: st, Nominated: result.nominatingInfo})
+		}
 		return
 	}
 	s.bindings.Add(1)
@@ -103,6 +106,9 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		defer s.bindings.Done()
 		st := s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
 		s.recordAttempt(fwk, st, start)
+		if s.observer != nil {
+			s.observer(Attempt{Pod: pod, Attempts: pInfo.Attempts, Node: result.SuggestedHost, Status: st})
+		}
 		if st.IsSuccess() {
 			if pInfo.MovedByFlush {
 				metrics.PodsScheduledAfterFlush.Inc()

@@ -63,6 +63,12 @@ func tryEnv(registry fwkruntime.Registry, cfg *configv1.KubeSchedulerConfigurati
 
 func newEnv(t *testing.T, registry fwkruntime.Registry, cfg *configv1.KubeSchedulerConfiguration, failBind ...string) *env {
 	t.Helper()
+	return newEnvWith(t, registry, cfg, nil, failBind...)
+}
+
+// newEnvWith is newEnv with extra scheduler options.
+func newEnvWith(t *testing.T, registry fwkruntime.Registry, cfg *configv1.KubeSchedulerConfiguration, opts []scheduler.Option, failBind ...string) *env {
+	t.Helper()
 	if registry == nil {
 		registry = plugins.NewInTreeRegistry()
 	}
@@ -79,7 +85,7 @@ func newEnv(t *testing.T, registry fwkruntime.Registry, cfg *configv1.KubeSchedu
 	for _, n := range failBind {
 		fail[n] = true
 	}
-	sched, err := scheduler.New(context.Background(), cfg, registry, &failingStore{Store: store, fail: fail}, scheduler.WithClock(clk), scheduler.WithSeed(1))
+	sched, err := scheduler.New(context.Background(), cfg, registry, &failingStore{Store: store, fail: fail}, append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(1)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,7 @@ type Scheduler struct {
 	bindings sync.WaitGroup
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).
 	syncBinding bool
+	observer    func(Attempt)
 	// binders run the binding cycles.
 	binders binderPool
 }
@@ -80,6 +81,7 @@ type options struct {
 	// noEquivalenceCache turns the equivalence cache off (on by default).
 	noEquivalenceCache bool
 	syncBinding        bool
+	observer           func(Attempt)
 }
 
 // Option configures New.
@@ -101,6 +103,23 @@ func WithEquivalenceCache(on bool) Option { return func(o *options) { o.noEquiva
 // waits for every binding before the next pod anyway, so the only
 // difference is a goroutine handoff per pod saved.
 func WithSynchronousBinding() Option { return func(o *options) { o.syncBinding = true } }
+
+// Attempt is the outcome of one scheduling attempt, as an observer set
+// with WithAttemptObserver sees it: Status is nil when the pod was bound
+// to Node; after a failed attempt Nominated is the node preemption made
+// room on (nil when it did not run, "" when it cleared a nomination).
+type Attempt struct {
+	Pod       *v1.Pod
+	Attempts  int
+	Node      string
+	Status    *framework.Status
+	Nominated *string
+}
+
+// WithAttemptObserver calls f after each scheduling attempt, once its
+// binding cycle (if any) is over, in the goroutine that ran it: the
+// simulator's --trace. f must be quick and must not call the scheduler.
+func WithAttemptObserver(f func(Attempt)) Option { return func(o *options) { o.observer = f } }
 
 // WithSeed seeds the tie-breaking random source.
 func WithSeed(seed int64) Option { return func(o *options) { o.seed = seed } }
@@ -125,6 +144,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		Cache:    cache.New(logger),
 
 		syncBinding: o.syncBinding,
+		observer:    o.observer,
 	}
 	if cfg.PercentageOfNodesToScore != nil {
 		s.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore
