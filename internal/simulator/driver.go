@@ -43,6 +43,8 @@ type World struct {
 	sources map[string]string
 	// running counts the pods bound when the simulation started.
 	running int
+	// trace, when set, writes each attempt (TraceTo).
+	trace *tracer
 }
 
 // NewWorld builds the in-memory world for a cluster: nodes and running
@@ -54,13 +56,14 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 	if err != nil {
 		return nil, err
 	}
-	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding()}, opts...)
+	w := &World{Store: store, Clock: clk, Workloads: c.Workloads, WorkloadOf: c.WorkloadOf, sources: c.Sources}
+	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding(), scheduler.WithAttemptObserver(w.observe)}, opts...)
 	sched, err := scheduler.New(ctx, cfg, registry, store, opts...)
 	if err != nil {
 		return nil, err
 	}
 	store.SetHandler(sched)
-	w := &World{Store: store, Scheduler: sched, Clock: clk, Workloads: c.Workloads, WorkloadOf: c.WorkloadOf, sources: c.Sources}
+	w.Scheduler = sched
 	for _, o := range c.Ordered {
 		cp := *o
 		w.ordered = append(w.ordered, &cp)

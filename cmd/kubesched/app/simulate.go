@@ -25,9 +25,9 @@ import (
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
-	var cpuProfile, compare string
+	var cpuProfile, compare, trace string
 	cmd := &cobra.Command{
-		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [-o table|json|yaml]",
+		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [-o table|json|yaml]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
 		Long: `simulate reads Nodes, Pods, PriorityClasses and Namespaces from manifests, treats
 pods with spec.nodeName as running there, and schedules the pending pods whose
@@ -46,6 +46,9 @@ The same input and seed give the same output, byte for byte.`,
 			}
 			defer stop()
 			if compare != "" {
+				if trace != "" {
+					return fmt.Errorf("--trace and --compare: trace one configuration at a time")
+				}
 				return simulateCompare(cmd.Context(), s, opts, cc, registry, compare)
 			}
 			start := time.Now()
@@ -73,9 +76,20 @@ The same input and seed give the same output, byte for byte.`,
 				fmt.Fprintf(s.errOut, "left pending: %s; the configuration's profiles schedule pods for %s\n",
 					describeCounts(names, "pod(s) for scheduler %q"), strings.Join(profiles, ", "))
 			}
+			if trace != "" {
+				f, err := os.Create(trace)
+				if err != nil {
+					return fmt.Errorf("--trace: %w", err)
+				}
+				defer f.Close()
+				w.TraceTo(f)
+			}
 			built := time.Now()
 			w.Run(cmd.Context())
 			ran := time.Now()
+			if err := w.FlushTrace(); err != nil {
+				return fmt.Errorf("--trace %s: %w", trace, err)
+			}
 			err = w.Report().Write(s.out, opts.Output)
 			klog.V(1).InfoS("Simulation phases", "load", loaded.Sub(start), "world", built.Sub(loaded), "run", ran.Sub(built), "report", time.Since(ran))
 			return err
@@ -85,6 +99,7 @@ The same input and seed give the same output, byte for byte.`,
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json", "yaml")
 	fss.FlagSet("input and output").StringVar(&compare, "compare", "", "A second KubeSchedulerConfiguration: simulate the cluster under --config (A) and this one (B), and print the difference (pods placed and pending, per-zone use, pods placed differently).")
+	fss.FlagSet("input and output").StringVar(&trace, "trace", "", "Write one JSON line per scheduling attempt to this file, in the order the scheduler made them: virtual time, pod, attempt number, result (Scheduled, Unschedulable, Preempted, Error), node, message and preemption victims.")
 	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
 	addFlagSets(cmd, fss)
 	return cmd

@@ -45,6 +45,8 @@ type Store struct {
 	events  []Event
 	// Evicted records preemption victims by their namespace/name key.
 	Evicted map[string]Eviction
+	// evictions are the victims' keys in the order they were evicted.
+	evictions []string
 	// Bindings counts successful bindings.
 	Bindings int
 }
@@ -273,8 +275,21 @@ func (s *Store) Evict(_ context.Context, victim, preemptor *v1.Pod) error {
 	}
 	delete(s.pods, k)
 	s.Evicted[k] = Eviction{Preemptor: key(preemptor.Namespace, preemptor.Name), Node: old.Spec.NodeName}
+	s.evictions = append(s.evictions, k)
 	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
 	return nil
+}
+
+// EvictionsSince returns the keys (namespace/name) of the pods evicted
+// after the first i evictions, in order, and the count so far: the
+// simulator's trace lists each attempt's victims with it.
+func (s *Store) EvictionsSince(i int) ([]string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.evictions) {
+		return nil, len(s.evictions)
+	}
+	return append([]string(nil), s.evictions[i:]...), len(s.evictions)
 }
 
 // DeletePod deletes a pod.
