@@ -19,6 +19,16 @@ func (c *Cluster) applyDefaults() error {
 			n.UID = types.UID("node-" + n.Name)
 		}
 	}
+	all := c.Pods[:len(c.Pods):len(c.Pods)]
+	for _, o := range c.Ordered {
+		all = append(all, o.Waiting...)
+	}
+	return c.defaultPods(all)
+}
+
+// defaultPods applies the pods' defaults (applyDefaults) and checks that
+// their names are unique.
+func (c *Cluster) defaultPods(all []*v1.Pod) error {
 	classes := map[string]int32{}
 	var globalDefault *string
 	var globalValue int32
@@ -30,10 +40,6 @@ func (c *Cluster) applyDefaults() error {
 		}
 	}
 	seen := map[string]bool{}
-	all := c.Pods[:len(c.Pods):len(c.Pods)]
-	for _, o := range c.Ordered {
-		all = append(all, o.Waiting...)
-	}
 	for _, p := range all {
 		if p.Namespace == "" {
 			p.Namespace = v1.NamespaceDefault

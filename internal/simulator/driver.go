@@ -14,7 +14,6 @@ import (
 
 	"github.com/kubesched/kubesched/internal/cluster/memory"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
-	"github.com/kubesched/kubesched/internal/queue"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -45,6 +44,20 @@ type World struct {
 	running int
 	// trace, when set, writes each attempt (TraceTo).
 	trace *tracer
+
+	// The timeline's state (timeline.go, steps.go).
+	cluster           *Cluster
+	addListed         func(interface{}) error
+	gone              map[string]gone
+	finishes          finishHeap
+	finishSeq         int
+	limit             time.Time
+	lastFlushBindings int
+	stepErr           error
+	created           map[string]time.Time
+	listed            map[string]bool // in Pending or Foreign
+	delays            []time.Duration
+	tl                *timelineState
 }
 
 // NewWorld builds the in-memory world for a cluster: nodes and running
@@ -52,11 +65,18 @@ type World struct {
 func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*World, error) {
 	clk := testingclock.NewFakeClock(Epoch)
 	store := memory.NewStore(clk)
-	listers, err := framework.StaticListers(c.Objects()...)
+	listers, addListed, err := framework.IndexedListers(c.Objects()...)
 	if err != nil {
 		return nil, err
 	}
-	w := &World{Store: store, Clock: clk, Workloads: c.Workloads, WorkloadOf: c.WorkloadOf, sources: c.Sources}
+	w := &World{Store: store, Clock: clk, Workloads: c.Workloads, WorkloadOf: c.WorkloadOf, sources: c.Sources,
+		cluster: c, addListed: addListed, limit: Epoch.Add(maxVirtualTime), lastFlushBindings: -1, created: map[string]time.Time{}, listed: map[string]bool{}}
+	if c.Scenario != nil {
+		w.tl = &timelineState{}
+		if n := len(c.Scenario.Steps); n > 0 {
+			w.limit = w.limit.Add(c.Scenario.Steps[n-1].At)
+		}
+	}
 	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding(), scheduler.WithAttemptObserver(w.observe)}, opts...)
 	sched, err := scheduler.New(ctx, cfg, registry, store, opts...)
 	if err != nil {
@@ -73,13 +93,18 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 			return nil, fmt.Errorf("Node %s: %w", n.Name, err)
 		}
 	}
-	add := w.addPod
+	for _, p := range c.Pods {
+		if _, err := podDuration(p); err != nil {
+			return nil, fmt.Errorf("%s: Pod %s: %w", w.sources[podKey(p)], podKey(p), err)
+		}
+	}
 	for _, p := range c.Pods {
 		if p.Spec.NodeName != "" {
-			if err := add(p); err != nil {
+			if err := w.addPod(p); err != nil {
 				return nil, err
 			}
 			w.running++
+			w.scheduleFinish(p)
 		}
 	}
 	for _, p := range c.Pods {
@@ -105,6 +130,21 @@ func (w *World) addPending(p *v1.Pod) error {
 	if err := w.addPod(p); err != nil {
 		return err
 	}
+	k := podKey(p)
+	// A controller may recreate a pod of a name that went (a
+	// StatefulSet's): the report shows the new one.
+	delete(w.gone, k)
+	if w.tl != nil {
+		w.created[k] = w.Clock.Now()
+	}
+	if p.Spec.NodeName != "" {
+		w.scheduleFinish(p) // created running, by a scenario step
+		return nil
+	}
+	if w.listed[k] {
+		return nil
+	}
+	w.listed[k] = true
 	if w.Scheduler.ResponsibleForPod(p) {
 		w.Pending = append(w.Pending, p)
 	} else {
@@ -142,38 +182,8 @@ func (w *World) createOrdered() bool {
 	return created
 }
 
-// Run schedules until nothing more can be scheduled: it drains activeQ
-// (each binding cycle finishes and its effects are delivered before the
-// next pod, for determinism), steps virtual time to the next backoff
-// expiry, and, once only unschedulable pods remain, lets the 5-minute flush
-// retry them as long as the previous round placed something.
+// Run schedules until nothing more can be scheduled (runUntil with no
+// deadline).
 func (w *World) Run(ctx context.Context) {
-	sched, store := w.Scheduler, w.Store
-	lastFlushBindings := -1
-	for w.Clock.Now().Sub(Epoch) < maxVirtualTime && ctx.Err() == nil {
-		for sched.TryScheduleOne(ctx) {
-			sched.WaitForBindings()
-			store.Flush()
-			if len(w.ordered) > 0 && w.createOrdered() {
-				store.Flush()
-			}
-		}
-		store.Flush()
-		if t, ok := sched.Queue.NextBackoffExpiry(); ok {
-			if t.After(w.Clock.Now()) {
-				w.Clock.SetTime(t)
-			}
-			sched.Queue.FlushBackoffQCompleted()
-			continue
-		}
-		if store.Bindings == lastFlushBindings {
-			return
-		}
-		lastFlushBindings = store.Bindings
-		w.Clock.Step(queue.DefaultPodMaxInUnschedulablePodsDuration)
-		sched.Queue.FlushUnschedulablePodsLeftover()
-		if a, b, _ := sched.Queue.Counts(); a == 0 && b == 0 {
-			return
-		}
-	}
+	w.runUntil(ctx, w.limit)
 }

@@ -62,7 +62,9 @@ func simulateJSON(t *testing.T, load func() *Cluster, cache bool) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Run(context.Background())
+	if err := w.RunScenario(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return render(t, w.Report(), "json")
 }
 
@@ -79,8 +81,11 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 			continue
 		}
 		paths := []string{path}
-		if filepath.Base(path) == "workloads.yaml" {
+		switch filepath.Base(path) {
+		case "workloads.yaml":
 			paths = []string{"../../examples/cluster.yaml", path} // workloads for that cluster
+		case "scenario.yaml":
+			paths = []string{"../../examples/cluster.yaml", "../../examples/workloads.yaml", path} // its timeline
 		}
 		inputs = append(inputs, input{"the example " + filepath.Base(path), func(t *testing.T) *Cluster {
 			c, err := Load(paths)

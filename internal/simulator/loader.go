@@ -67,6 +67,10 @@ type Cluster struct {
 	Ordered []*OrderedSet
 
 	workloads []workloadInput
+	// expander runs the workloads' controllers (again, in a timeline).
+	expander *expander
+	// Scenario is the timeline read from the files, if any.
+	Scenario *Scenario
 }
 
 // LoadError names the file, the document and the field of bad input.
@@ -233,6 +237,13 @@ func (c *Cluster) load(path string, in io.Reader) error {
 		for _, kind := range results[i].skipped {
 			c.Skipped[kind]++
 		}
+		if sc := results[i].scenario; sc != nil {
+			if c.Scenario != nil {
+				return &LoadError{File: path, Document: i + 1, Object: ScenarioKind + " " + sc.Name,
+					Msg: fmt.Sprintf("a second Scenario: simulate replays one (the first is %s)", c.Scenario.Source)}
+			}
+			c.Scenario = sc
+		}
 		for _, obj := range results[i].objs {
 			c.add(path, i+1, obj)
 		}
@@ -243,9 +254,10 @@ func (c *Cluster) load(path string, in io.Reader) error {
 // decoded is what one document holds: objects of kinds the simulator
 // reads, in order, and the kinds of the others.
 type decoded struct {
-	objs    []runtime.Object
-	skipped []string
-	err     error
+	objs     []runtime.Object
+	skipped  []string
+	scenario *Scenario
+	err      error
 }
 
 func isEmptyDocument(data []byte) bool {
@@ -309,6 +321,11 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 	desc := kind
 	if name != "" {
 		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
+	}
+	if kind == ScenarioKind && item == 0 {
+		sc, err := decodeScenario(path, doc, js)
+		out.scenario = sc
+		return err
 	}
 	if !known(kind) {
 		out.skipped = append(out.skipped, kind)
@@ -417,7 +434,7 @@ func (c *Cluster) add(path string, doc int, obj runtime.Object) {
 	}
 	switch obj.(type) {
 	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
-		c.workloads = append(c.workloads, workloadInput{obj, fmt.Sprintf("%s#%d", path, doc)})
+		c.workloads = append(c.workloads, workloadInput{obj: obj, source: fmt.Sprintf("%s#%d", path, doc)})
 	}
 }
 

@@ -52,7 +52,10 @@ type Summary struct {
 	Unschedulable int `json:"unschedulable"`
 	Preempted     int `json:"preempted"`
 	NotCreated    int `json:"notCreated,omitempty"`
-	Nodes         int `json:"nodes"`
+	// Finished and Deleted count the pods a timeline ended or deleted.
+	Finished int `json:"finished,omitempty"`
+	Deleted  int `json:"deleted,omitempty"`
+	Nodes    int `json:"nodes"`
 	// Running counts the pods already running when the simulation began.
 	Running int `json:"running"`
 }
@@ -83,6 +86,8 @@ type Report struct {
 	Nodes     []NodeResult     `json:"nodes"`
 	Workloads []WorkloadResult `json:"workloads,omitempty"`
 	Summary   Summary          `json:"summary"`
+	// Timeline is a Scenario's replay, step by step and over time.
+	Timeline *TimelineReport `json:"timeline,omitempty"`
 }
 
 // Report builds the report from the store's final state.
@@ -95,7 +100,11 @@ func (w *World) Report() *Report {
 		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
 		res := PodResult{Namespace: p.Namespace, Name: p.Name}
 		ev, evicted := w.Store.Evicted[k]
+		g, isGone := w.gone[k]
 		switch {
+		case !ok && isGone:
+			res.Node, res.Status, res.Message = g.node, g.status, g.message
+			w.countGone(r, g)
 		case !ok && evicted:
 			res.Node, res.Status, res.Message = ev.Node, StatusPreempted, "preempted by "+ev.Preemptor
 			r.Summary.Preempted++
@@ -130,9 +139,18 @@ func (w *World) Report() *Report {
 			r.Summary.NotCreated++
 		}
 	}
-	// Pods that were running and were preempted are listed too.
-	for k, ev := range w.Store.Evicted {
+	// Pods that were running and were preempted, deleted or finished are
+	// listed too.
+	for k, g := range w.gone {
 		if pending[k] {
+			continue
+		}
+		ns, name, _ := strings.Cut(k, "/")
+		r.Pods = append(r.Pods, PodResult{Namespace: ns, Name: name, Node: g.node, Status: g.status, Message: g.message})
+		w.countGone(r, g)
+	}
+	for k, ev := range w.Store.Evicted {
+		if _, isGone := w.gone[k]; pending[k] || isGone {
 			continue
 		}
 		ns, name, _ := strings.Cut(k, "/")
@@ -166,7 +184,18 @@ func (w *World) Report() *Report {
 	r.Summary.Nodes = len(r.Nodes)
 	r.Summary.Running = w.running
 	r.Workloads = w.workloadResults(r)
+	if w.tl != nil && w.tl.report.Steps != nil {
+		r.Timeline = &w.tl.report
+	}
 	return r
+}
+
+func (w *World) countGone(r *Report, g gone) {
+	if g.status == StatusFinished {
+		r.Summary.Finished++
+	} else {
+		r.Summary.Deleted++
+	}
 }
 
 // workloadResults counts each workload's pods: the running ones it
@@ -188,6 +217,9 @@ func (w *World) workloadResults(r *Report) []WorkloadResult {
 		i, ok := w.WorkloadOf[k]
 		if !ok {
 			continue
+		}
+		if p.Status == StatusFinished || p.Status == StatusDeleted || (w.tl != nil && p.Status == StatusPreempted) {
+			continue // gone; in a timeline its controller replaced it
 		}
 		out[i].Pods++
 		if p.Status == StatusScheduled {
@@ -311,9 +343,15 @@ func (r *Report) writeTable(out io.Writer) error {
 		}
 		tw.Flush()
 	}
+	if r.Timeline != nil {
+		r.Timeline.writeTable(&buf)
+	}
 	fmt.Fprintf(&buf, "\n%d scheduled, %d unschedulable, %d preempted", r.Summary.Scheduled, r.Summary.Unschedulable, r.Summary.Preempted)
 	if r.Summary.NotCreated > 0 {
 		fmt.Fprintf(&buf, ", %d not created", r.Summary.NotCreated)
+	}
+	if r.Summary.Finished > 0 || r.Summary.Deleted > 0 {
+		fmt.Fprintf(&buf, ", %d finished, %d deleted", r.Summary.Finished, r.Summary.Deleted)
 	}
 	fmt.Fprintf(&buf, "; %d already running; %d nodes\n", r.Summary.Running, r.Summary.Nodes)
 	_, err := out.Write([]byte(strings.TrimLeft(buf.String(), "\n")))

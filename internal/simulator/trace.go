@@ -69,6 +69,12 @@ func (w *World) FlushTrace() error {
 
 // observe is the scheduler's attempt observer.
 func (w *World) observe(a scheduler.Attempt) {
+	if a.Status.IsSuccess() {
+		w.scheduleFinish(a.Pod)
+		if c, ok := w.created[podKey(a.Pod)]; ok && w.tl != nil {
+			w.delays = append(w.delays, w.Clock.Now().Sub(c))
+		}
+	}
 	t := w.trace
 	if t == nil || t.err != nil {
 		return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,8 +28,14 @@ func traceOf(t *testing.T, objs []runtime.Object) []TraceLine {
 	if err := w.FlushTrace(); err != nil {
 		t.Fatal(err)
 	}
+	return decodeTrace(t, out.String())
+}
+
+// decodeTrace parses a trace's JSON lines.
+func decodeTrace(t *testing.T, text string) []TraceLine {
+	t.Helper()
 	var lines []TraceLine
-	dec := json.NewDecoder(&out)
+	dec := json.NewDecoder(strings.NewReader(text))
 	for dec.More() {
 		var l TraceLine
 		if err := dec.Decode(&l); err != nil {

@@ -47,10 +47,12 @@ type OrderedSet struct {
 	Failed []*v1.Pod
 }
 
-// workloadInput is a workload object in input order, with its source.
+// workloadInput is a workload object in input order, with its source;
+// deleted is set when a scenario step deletes it.
 type workloadInput struct {
-	obj    interface{}
-	source string
+	obj     interface{}
+	source  string
+	deleted bool
 }
 
 // Labels and annotations the controllers set (k8s.io/api's constants
@@ -74,6 +76,21 @@ func (c *Cluster) expandWorkloads() error {
 	if len(c.workloads) == 0 {
 		return nil
 	}
+	e := c.newExpander()
+	// Defaults first: a Deployment's ReplicaSet in the input names it.
+	for _, in := range c.workloads {
+		defaultWorkload(in.obj)
+	}
+	e.reconcile()
+	return nil
+}
+
+// newExpander returns the cluster's controllers, with the names in use
+// and the pods each controller already owns.
+func (c *Cluster) newExpander() *expander {
+	if c.WorkloadOf == nil {
+		c.WorkloadOf = map[string]int{}
+	}
 	taken := map[string]bool{}
 	for _, p := range c.Pods {
 		if p.Namespace == "" {
@@ -81,12 +98,10 @@ func (c *Cluster) expandWorkloads() error {
 		}
 		taken[podKey(p)] = true
 	}
-	e := &expander{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}}
+	e := &expander{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, index: map[string]int{}, done: map[string]map[string]bool{}}
+	c.expander = e
 	for _, p := range c.Pods {
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			k := ownerKey(ref.Kind, p.Namespace, ref.Name)
-			e.owned[k] = append(e.owned[k], p)
-		}
+		e.own(p)
 	}
 	claims := map[string]bool{}
 	for _, o := range c.Others {
@@ -95,37 +110,50 @@ func (c *Cluster) expandWorkloads() error {
 		}
 	}
 	e.claims = claims
-	// Defaults first: a Deployment's ReplicaSet in the input names it.
-	for _, in := range c.workloads {
-		defaultWorkload(in.obj)
-	}
-	// DaemonSet pods are created before the others: the DaemonSet
-	// controller places them as soon as nodes exist.
+	return e
+}
+
+// reconcile runs every workload's controller once: each creates the pods
+// it is missing, DaemonSets first (the DaemonSet controller places its
+// pods as soon as nodes exist), then the others in input order.
+func (e *expander) reconcile() {
 	for pass := 0; pass < 2; pass++ {
-		for _, in := range c.workloads {
+		for _, in := range e.c.workloads {
 			_, isDS := in.obj.(*appsv1.DaemonSet)
-			if isDS != (pass == 0) {
+			if isDS != (pass == 0) || in.deleted {
 				continue
 			}
-			if err := e.expand(in); err != nil {
-				return err
-			}
+			e.expand(in)
 		}
 	}
-	return nil
 }
 
 type expander struct {
 	c      *Cluster
 	names  *namer
-	owned  map[string][]*v1.Pod // kind/namespace/name of the controller -> its existing pods
+	owned  map[string][]*v1.Pod // kind/namespace/name of the controller -> its pods
 	claims map[string]bool
+	// index maps kind/namespace/name to the workload's index, so running
+	// a controller again counts under the same workload.
+	index map[string]int
+	// done holds the completion indexes an Indexed Job's finished pods
+	// took, by kind/namespace/name.
+	done map[string]map[string]bool
+	// live, when set (a timeline), gives a pod's current state in the
+	// world, nil once it is gone (deleted, finished, evicted); a pod not
+	// created yet is itself.
+	live func(*v1.Pod) *v1.Pod
 }
 
 func ownerKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
 
 func (e *expander) workload(kind string, m *metav1.ObjectMeta, source string) int {
+	k := ownerKey(kind, m.Namespace, m.Name)
+	if i, ok := e.index[k]; ok {
+		return i
+	}
 	e.c.Workloads = append(e.c.Workloads, Workload{Kind: kind, Namespace: m.Namespace, Name: m.Name, Source: source})
+	e.index[k] = len(e.c.Workloads) - 1
 	return len(e.c.Workloads) - 1
 }
 
@@ -137,6 +165,11 @@ func (e *expander) active(kind string, m *metav1.ObjectMeta, wl int) []*v1.Pod {
 		if wl >= 0 {
 			e.c.WorkloadOf[podKey(p)] = wl
 		}
+		if e.live != nil {
+			if p = e.live(p); p == nil {
+				continue
+			}
+		}
 		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
 			out = append(out, p)
 		}
@@ -144,13 +177,13 @@ func (e *expander) active(kind string, m *metav1.ObjectMeta, wl int) []*v1.Pod {
 	return out
 }
 
-func (e *expander) expand(in workloadInput) error {
+func (e *expander) expand(in workloadInput) {
 	switch o := in.obj.(type) {
 	case *appsv1.Deployment:
-		return e.deployment(o, in.source)
+		e.deployment(o, in.source)
 	case *appsv1.ReplicaSet:
 		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "Deployment" {
-			return nil // expanded with its Deployment, under its name
+			return // expanded with its Deployment, under its name
 		}
 		e.replicas("ReplicaSet", appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), &o.ObjectMeta, o.Spec.Replicas, &o.Spec.Template, in.source, -1)
 	case *v1.ReplicationController:
@@ -162,7 +195,6 @@ func (e *expander) expand(in workloadInput) error {
 	case *appsv1.DaemonSet:
 		e.daemonSet(o, in.source)
 	}
-	return nil
 }
 
 // replicas creates the pods a ReplicaSet or ReplicationController is
@@ -189,16 +221,25 @@ func (e *expander) replicas(kind string, gvk schema.GroupVersionKind, m *metav1.
 
 func (e *expander) add(p *v1.Pod, wl int, source string) {
 	k := podKey(p)
+	e.own(p)
 	e.c.Pods = append(e.c.Pods, p)
 	e.c.Sources[k] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
 	e.c.WorkloadOf[k] = wl
+}
+
+// own files the pod under its controller.
+func (e *expander) own(p *v1.Pod) {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		k := ownerKey(ref.Kind, p.Namespace, ref.Name)
+		e.owned[k] = append(e.owned[k], p)
+	}
 }
 
 // deployment creates the Deployment's ReplicaSet, named after the hash of
 // its pod template (label pod-template-hash, as the Deployment controller
 // does), unless a ReplicaSet it controls is in the input; the
 // ReplicaSets' pods count under the Deployment.
-func (e *expander) deployment(d *appsv1.Deployment, source string) error {
+func (e *expander) deployment(d *appsv1.Deployment, source string) {
 	wl := e.workload("Deployment", &d.ObjectMeta, source)
 	var owned []*appsv1.ReplicaSet
 	for _, rs := range e.c.ReplicaSets {
@@ -231,7 +272,6 @@ func (e *expander) deployment(d *appsv1.Deployment, source string) error {
 	for _, rs := range owned {
 		e.replicas("ReplicaSet", appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), &rs.ObjectMeta, rs.Spec.Replicas, &rs.Spec.Template, source, wl)
 	}
-	return nil
 }
 
 // statefulSet creates the pods <name>-<ordinal> from spec.ordinals.start
@@ -281,6 +321,7 @@ func (e *expander) statefulSet(s *appsv1.StatefulSet, source string) {
 		}
 		e.c.Sources[podKey(p)] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
 		e.c.WorkloadOf[podKey(p)] = wl
+		e.own(p)
 		if len(waiting) == 0 {
 			e.c.Ordered = append(e.c.Ordered, &OrderedSet{Workload: wl, After: prev})
 		}
@@ -348,6 +389,9 @@ func (e *expander) job(j *batchv1.Job, source string) {
 	running := map[string]bool{}
 	for _, p := range activePods {
 		running[p.Annotations[batchv1.JobCompletionIndexAnnotation]] = true
+	}
+	for ix := range e.done[ownerKey("Job", j.Namespace, j.Name)] {
+		running[ix] = true
 	}
 	for i, index := 0, 0; i < n; i++ {
 		p := podFromTemplate(&j.Spec.Template, &j.ObjectMeta, batchv1.SchemeGroupVersion.WithKind("Job"))

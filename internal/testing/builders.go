@@ -38,6 +38,15 @@ func (p *PodWrapper) UID(u string) *PodWrapper { p.Pod.UID = types.UID(u); retur
 // Namespace sets the namespace.
 func (p *PodWrapper) Namespace(ns string) *PodWrapper { p.Pod.Namespace = ns; return p }
 
+// Annotation sets an annotation.
+func (p *PodWrapper) Annotation(k, v string) *PodWrapper {
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[k] = v
+	return p
+}
+
 // Node assigns the pod to a node.
 func (p *PodWrapper) Node(n string) *PodWrapper { p.Spec.NodeName = n; return p }
 

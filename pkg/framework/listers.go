@@ -37,6 +37,14 @@ type Listers struct {
 // StaticListers returns listers over a fixed set of objects (a simulation,
 // a test). Objects of other types are ignored; nil yields empty listers.
 func StaticListers(objs ...interface{}) (Listers, error) {
+	l, _, err := IndexedListers(objs...)
+	return l, err
+}
+
+// IndexedListers is StaticListers with a function that adds an object
+// later (a simulation's timeline creating Services or controllers);
+// objects of other types are ignored.
+func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, error) {
 	namespaced := func() cache.Indexer {
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	}
@@ -44,7 +52,7 @@ func StaticListers(objs ...interface{}) (Listers, error) {
 	for _, k := range []string{"ns", "svc", "rc", "rs", "sts", "pdb", "pvc", "pv", "sc", "csinode", "csidriver", "va", "csc"} {
 		idx[k] = namespaced()
 	}
-	for _, o := range objs {
+	add := func(o interface{}) error {
 		var k string
 		switch o.(type) {
 		case *v1.Namespace:
@@ -74,10 +82,13 @@ func StaticListers(objs ...interface{}) (Listers, error) {
 		case *storagev1.CSIStorageCapacity:
 			k = "csc"
 		default:
-			continue
+			return nil
 		}
-		if err := idx[k].Add(o); err != nil {
-			return Listers{}, err
+		return idx[k].Add(o)
+	}
+	for _, o := range objs {
+		if err := add(o); err != nil {
+			return Listers{}, nil, err
 		}
 	}
 	return Listers{
@@ -94,7 +105,7 @@ func StaticListers(objs ...interface{}) (Listers, error) {
 		CSIDrivers:             storagelisters.NewCSIDriverLister(idx["csidriver"]),
 		VolumeAttachments:      storagelisters.NewVolumeAttachmentLister(idx["va"]),
 		CSIStorageCapacities:   storagelisters.NewCSIStorageCapacityLister(idx["csc"]),
-	}, nil
+	}, add, nil
 }
 
 // EmptyListers returns listers that hold nothing.

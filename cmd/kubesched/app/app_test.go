@@ -77,6 +77,8 @@ profiles:
 			wantOut: []string{`"a": {`, `"b": {`, `"moved": [`, `"namespace": "batch"`, `"zones": [`}},
 		{name: "simulate says which profiles exist when no pod asks for them", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--config", otherProfile},
 			wantStderr: []string{`left pending: 156 pod(s) for scheduler "default-scheduler"; the configuration's profiles schedule pods for "kubesched"`}},
+		{name: "simulate replays a scenario and prints each step", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "-f", "../../../examples/workloads.yaml", "-f", "../../../examples/scenario.yaml"},
+			wantOut: []string{"STEP (sale-day)", "maintenance on compute-b-hp28q", "30m0s", "Job shop/report", "finished"}},
 		{name: "simulate --trace into a directory that does not exist fails naming the flag", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--trace", "/nonexistent/trace.jsonl"}, wantCode: 1,
 			wantStderr: []string{"--trace: open /nonexistent/trace.jsonl"}},
 		{name: "simulate --trace with --compare says to trace one configuration", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--compare", "../../../examples/scheduler-config.yaml", "--trace", "t.jsonl"}, wantCode: 1,

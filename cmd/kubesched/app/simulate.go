@@ -85,7 +85,9 @@ The same input and seed give the same output, byte for byte.`,
 				w.TraceTo(f)
 			}
 			built := time.Now()
-			w.Run(cmd.Context())
+			if err := w.RunScenario(cmd.Context()); err != nil {
+				return err
+			}
 			ran := time.Now()
 			if err := w.FlushTrace(); err != nil {
 				return fmt.Errorf("--trace %s: %w", trace, err)
@@ -135,7 +137,9 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 		if err != nil {
 			return nil, err
 		}
-		w.Run(ctx)
+		if err := w.RunScenario(ctx); err != nil {
+			return nil, err
+		}
 		return w, nil
 	}
 	a, err := run(cc, true)
