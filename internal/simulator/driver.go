@@ -44,6 +44,12 @@ type World struct {
 	running int
 	// trace, when set, writes each attempt (TraceTo).
 	trace *tracer
+	// evictionsSeen is how many evictions earlier attempts accounted for.
+	evictionsSeen int
+	// watch is the pod whose attempts are captured (WatchPod), lastSeen
+	// the state its last attempt saw.
+	watch    string
+	lastSeen *seen
 
 	// The timeline's state (timeline.go, steps.go).
 	cluster           *Cluster

@@ -36,6 +36,9 @@ type ExplainReport struct {
 	Message string `json:"message,omitempty"`
 	// Preemption is where preemption would make room, when no node fits.
 	Preemption *ExplainPreemption `json:"preemption,omitempty"`
+	// LastAttempt is the simulated attempt whose state this explains
+	// (simulate --explain).
+	LastAttempt *LastAttempt `json:"lastAttempt,omitempty"`
 }
 
 // FindPendingPod picks the pod to explain: the one annotated
@@ -126,6 +129,13 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 	case "table", "":
 	default:
 		return fmt.Errorf("unknown output format %q: want table or json", format)
+	}
+	if a := r.LastAttempt; a != nil {
+		fmt.Fprintf(out, "As attempt %d of %s saw the cluster at %s (result: %s", a.Attempt, r.Pod, a.T, a.Result)
+		if a.Node != "" {
+			fmt.Fprintf(out, ", node %s", a.Node)
+		}
+		fmt.Fprintln(out, "):")
 	}
 	fmt.Fprintf(out, "Pod %s: %d/%d nodes feasible", r.Pod, r.FeasibleCount, len(r.Nodes))
 	if len(r.BestNodes) > 0 {

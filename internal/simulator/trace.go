@@ -43,8 +43,6 @@ type tracer struct {
 	out *bufio.Writer
 	enc *json.Encoder
 	err error
-	// evicted is how many evictions earlier lines accounted for.
-	evicted int
 }
 
 // TraceTo writes the simulation's attempts to out as JSON lines; call it
@@ -76,11 +74,12 @@ func (w *World) observe(a scheduler.Attempt) {
 		}
 	}
 	t := w.trace
-	if t == nil || t.err != nil {
+	watched := w.watch != "" && podKey(a.Pod) == w.watch
+	if !watched && (t == nil || t.err != nil) {
 		return
 	}
-	victims, n := w.Store.EvictionsSince(t.evicted)
-	t.evicted = n
+	victims, n := w.Store.EvictionsSince(w.evictionsSeen)
+	w.evictionsSeen = n
 	if victims == nil {
 		victims = []string{}
 	}
@@ -102,5 +101,10 @@ func (w *World) observe(a scheduler.Attempt) {
 			line.Result, line.Node = TracePreempted, *a.Nominated
 		}
 	}
-	t.err = t.enc.Encode(line)
+	if watched {
+		w.capture(a, LastAttempt{T: line.T, Attempt: line.Attempt, Result: line.Result, Node: line.Node}, victims)
+	}
+	if t != nil && t.err == nil {
+		t.err = t.enc.Encode(line)
+	}
 }

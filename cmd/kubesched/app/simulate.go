@@ -25,9 +25,9 @@ import (
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
-	var cpuProfile, compare, trace string
+	var cpuProfile, compare, trace, explain string
 	cmd := &cobra.Command{
-		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [-o table|json|yaml]",
+		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [--explain NS/NAME] [-o table|json|yaml]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
 		Long: `simulate reads Nodes, Pods, PriorityClasses and Namespaces from manifests, treats
 pods with spec.nodeName as running there, and schedules the pending pods whose
@@ -45,7 +45,13 @@ The same input and seed give the same output, byte for byte.`,
 				return err
 			}
 			defer stop()
+			if explain != "" && (strings.Count(explain, "/") != 1 || opts.Output == "yaml") {
+				return fmt.Errorf("--explain: want NAMESPACE/NAME, with -o table or json")
+			}
 			if compare != "" {
+				if explain != "" {
+					return fmt.Errorf("--explain and --compare: explain under one configuration at a time")
+				}
 				if trace != "" {
 					return fmt.Errorf("--trace and --compare: trace one configuration at a time")
 				}
@@ -84,9 +90,22 @@ The same input and seed give the same output, byte for byte.`,
 				defer f.Close()
 				w.TraceTo(f)
 			}
+			if explain != "" {
+				w.WatchPod(explain)
+			}
 			built := time.Now()
 			if err := w.RunScenario(cmd.Context()); err != nil {
 				return err
+			}
+			if explain != "" {
+				if err := w.FlushTrace(); err != nil {
+					return fmt.Errorf("--trace %s: %w", trace, err)
+				}
+				rep, err := w.ExplainLastAttempt(cmd.Context(), cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
+				if err != nil {
+					return err
+				}
+				return rep.Write(s.out, opts.Output)
 			}
 			ran := time.Now()
 			if err := w.FlushTrace(); err != nil {
@@ -102,6 +121,7 @@ The same input and seed give the same output, byte for byte.`,
 	opts.AddManifestFlags(fss, "table", "json", "yaml")
 	fss.FlagSet("input and output").StringVar(&compare, "compare", "", "A second KubeSchedulerConfiguration: simulate the cluster under --config (A) and this one (B), and print the difference (pods placed and pending, per-zone use, pods placed differently).")
 	fss.FlagSet("input and output").StringVar(&trace, "trace", "", "Write one JSON line per scheduling attempt to this file, in the order the scheduler made them: virtual time, pod, attempt number, result (Scheduled, Unschedulable, Preempted, Error), node, message and preemption victims.")
+	fss.FlagSet("input and output").StringVar(&explain, "explain", "", "NAMESPACE/NAME: instead of the report, explain that pod node by node as its last scheduling attempt in the simulation saw the cluster (the nodes and the pods bound at that moment).")
 	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
 	addFlagSets(cmd, fss)
 	return cmd

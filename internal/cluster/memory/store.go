@@ -262,6 +262,8 @@ func (s *Store) UpdatePersistentVolumeClaim(context.Context, *v1.PersistentVolum
 type Eviction struct {
 	Preemptor string
 	Node      string
+	// Pod is the victim as it was when evicted.
+	Pod *v1.Pod
 }
 
 // Evict implements cluster.Evictor: the victim is deleted.
@@ -274,7 +276,7 @@ func (s *Store) Evict(_ context.Context, victim, preemptor *v1.Pod) error {
 		return apierrors.NewNotFound(podsResource, k)
 	}
 	delete(s.pods, k)
-	s.Evicted[k] = Eviction{Preemptor: key(preemptor.Namespace, preemptor.Name), Node: old.Spec.NodeName}
+	s.Evicted[k] = Eviction{Preemptor: key(preemptor.Namespace, preemptor.Name), Node: old.Spec.NodeName, Pod: old}
 	s.evictions = append(s.evictions, k)
 	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
 	return nil

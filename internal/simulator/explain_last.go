@@ -1,0 +1,104 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/scheduler"
+)
+
+// LastAttempt is when and how a pod's last scheduling attempt ended,
+// as simulate --explain reports it.
+type LastAttempt struct {
+	T       string `json:"t"`
+	Attempt int    `json:"attempt"`
+	Result  string `json:"result"`
+	Node    string `json:"node,omitempty"`
+}
+
+// seen is the world as one attempt of the watched pod saw it: the nodes,
+// the bound pods (preemption's victims of that attempt put back) and the
+// pod itself.
+type seen struct {
+	at    LastAttempt
+	pod   *v1.Pod
+	nodes []*v1.Node
+	pods  []*v1.Pod
+}
+
+// WatchPod makes the world remember the state each scheduling attempt of
+// pod namespace/name saw, for ExplainLastAttempt. Call it before Run.
+func (w *World) WatchPod(key string) { w.watch = key }
+
+// capture records the state an attempt of the watched pod saw; victims
+// are the pods the attempt evicted.
+func (w *World) capture(a scheduler.Attempt, line LastAttempt, victims []string) {
+	s := &seen{at: line, pod: a.Pod.DeepCopy(), nodes: w.Store.Nodes()}
+	s.pod.Spec.NodeName = ""
+	for _, p := range w.Store.Pods() {
+		if p.Spec.NodeName != "" && podKey(p) != w.watch {
+			s.pods = append(s.pods, p)
+		}
+	}
+	for _, k := range victims {
+		if ev, ok := w.Store.Evicted[k]; ok && ev.Pod != nil {
+			s.pods = append(s.pods, ev.Pod)
+		}
+	}
+	w.lastSeen = s
+}
+
+// ExplainLastAttempt explains the watched pod in the state its last
+// attempt saw: every node evaluated, as explain does (with cfg and
+// registry, percentageOfNodesToScore 100).
+func (w *World) ExplainLastAttempt(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*ExplainReport, error) {
+	s := w.lastSeen
+	if s == nil {
+		why := "it is not in the simulation"
+		switch {
+		case w.createdAt(w.watch):
+			why = "it never left the queue (scheduling gates, or another scheduler's pod)"
+		case w.waiting(w.watch):
+			why = "its StatefulSet had not created it yet"
+		}
+		return nil, fmt.Errorf("--explain %s: the scheduler never attempted the pod: %s", w.watch, why)
+	}
+	c := w.cluster
+	at := &Cluster{Nodes: s.nodes, Pods: s.pods, Namespaces: c.Namespaces, PriorityClasses: c.PriorityClasses, Services: c.Services,
+		ReplicaSets: c.ReplicaSets, StatefulSets: c.StatefulSets, RCs: c.RCs, Others: c.Others, Sources: c.Sources, WorkloadOf: map[string]int{}}
+	ew, err := NewWorld(ctx, at, cfg, registry, seed, append(opts, scheduler.WithPercentageOfNodesToScore(100))...)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ew.Explain(ctx, s.pod)
+	if err != nil {
+		return nil, err
+	}
+	last := s.at
+	r.LastAttempt = &last
+	return r, nil
+}
+
+func (w *World) createdAt(key string) bool {
+	for _, p := range append(w.Pending, w.Foreign...) {
+		if podKey(p) == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *World) waiting(key string) bool {
+	for _, o := range w.ordered {
+		for _, p := range o.Waiting {
+			if podKey(p) == key {
+				return true
+			}
+		}
+	}
+	return false
+}
