@@ -82,7 +82,7 @@ It reads the same KubeSchedulerConfiguration and binds through the same API.
 	opts.AddServerFlags(fss)
 	addFlagSets(cmd, fss)
 	addKlogFlags(cmd)
-	cmd.AddCommand(newSimulateCommand(s, registry), newExplainCommand(s, registry), newCapacityCommand(s, registry), newVersionCommand(s))
+	cmd.AddCommand(newSimulateCommand(s, registry), newExplainCommand(s, registry), newCapacityCommand(s, registry), newSnapshotCommand(s), newVersionCommand(s))
 	return cmd
 }
 
