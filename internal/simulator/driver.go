@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -50,6 +51,8 @@ type World struct {
 	// the state its last attempt saw.
 	watch    string
 	lastSeen *seen
+	// progress counts pods to place and placed, for a progress bar.
+	progressTotal, progressBound atomic.Int64
 
 	// The timeline's state (timeline.go, steps.go).
 	cluster           *Cluster
@@ -152,6 +155,7 @@ func (w *World) addPending(p *v1.Pod) error {
 	}
 	w.listed[k] = true
 	if w.Scheduler.ResponsibleForPod(p) {
+		w.progressTotal.Add(1)
 		w.Pending = append(w.Pending, p)
 	} else {
 		w.Foreign = append(w.Foreign, p)
@@ -186,6 +190,12 @@ func (w *World) createOrdered() bool {
 		}
 	}
 	return created
+}
+
+// Progress returns how many pods this scheduler was asked to place, how
+// many it bound, and the virtual time; safe to call while Run runs.
+func (w *World) Progress() (total, bound int64, virtual time.Duration) {
+	return w.progressTotal.Load(), w.progressBound.Load(), w.Clock.Now().Sub(Epoch)
 }
 
 // Run schedules until nothing more can be scheduled (runUntil with no

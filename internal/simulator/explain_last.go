@@ -67,6 +67,18 @@ func (w *World) ExplainLastAttempt(ctx context.Context, cfg *configv1.KubeSchedu
 		}
 		return nil, fmt.Errorf("--explain %s: the scheduler never attempted the pod: %s", w.watch, why)
 	}
+	r, err := w.explainSeen(ctx, s, cfg, registry, seed, opts...)
+	if err != nil {
+		return nil, err
+	}
+	last := s.at
+	r.LastAttempt = &last
+	return r, nil
+}
+
+// explainSeen explains a captured pod in a throwaway world of the
+// captured nodes and pods and the cluster's other objects.
+func (w *World) explainSeen(ctx context.Context, s *seen, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*ExplainReport, error) {
 	c := w.cluster
 	at := &Cluster{Nodes: s.nodes, Pods: s.pods, Namespaces: c.Namespaces, PriorityClasses: c.PriorityClasses, Services: c.Services,
 		ReplicaSets: c.ReplicaSets, StatefulSets: c.StatefulSets, RCs: c.RCs, Others: c.Others, Sources: c.Sources, WorkloadOf: map[string]int{}}
@@ -74,13 +86,7 @@ func (w *World) ExplainLastAttempt(ctx context.Context, cfg *configv1.KubeSchedu
 	if err != nil {
 		return nil, err
 	}
-	r, err := ew.Explain(ctx, s.pod)
-	if err != nil {
-		return nil, err
-	}
-	last := s.at
-	r.LastAttempt = &last
-	return r, nil
+	return ew.Explain(ctx, s.pod)
 }
 
 func (w *World) createdAt(key string) bool {
@@ -101,4 +107,40 @@ func (w *World) waiting(key string) bool {
 		}
 	}
 	return false
+}
+
+// explainLimit bounds the pending pods the HTML report explains.
+const explainLimit = 100
+
+// ExplainPending explains the report's first pending pods (at most
+// explainLimit), each against the cluster as the simulation left it, for
+// the HTML report.
+func (w *World) ExplainPending(ctx context.Context, r *Report, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) error {
+	r.explanations = map[string]*ExplainReport{}
+	nodes := w.Store.Nodes()
+	var bound []*v1.Pod
+	for _, p := range w.Store.Pods() {
+		if p.Spec.NodeName != "" {
+			bound = append(bound, p)
+		}
+	}
+	for _, pr := range r.Pods {
+		if len(r.explanations) >= explainLimit {
+			break
+		}
+		if pr.Status != StatusUnschedulable {
+			continue
+		}
+		pod, ok := w.Store.GetPod(pr.Namespace, pr.Name)
+		if !ok {
+			continue
+		}
+		s := &seen{pod: pod.DeepCopy(), nodes: nodes, pods: bound}
+		rep, err := w.explainSeen(ctx, s, cfg, registry, seed, opts...)
+		if err != nil {
+			return fmt.Errorf("explaining %s/%s: %w", pr.Namespace, pr.Name, err)
+		}
+		r.explanations[pr.Namespace+"/"+pr.Name] = rep
+	}
+	return nil
 }

@@ -44,6 +44,8 @@ type NodeResult struct {
 
 	requested   framework.Resource
 	allocatable framework.Resource
+	// zone and pool group the node in the HTML report.
+	zone, pool string
 }
 
 // Summary counts outcomes.
@@ -88,6 +90,9 @@ type Report struct {
 	Summary   Summary          `json:"summary"`
 	// Timeline is a Scenario's replay, step by step and over time.
 	Timeline *TimelineReport `json:"timeline,omitempty"`
+
+	// explanations are pending pods' explanations (the HTML report's).
+	explanations map[string]*ExplainReport
 }
 
 // Report builds the report from the store's final state.
@@ -163,7 +168,10 @@ func (w *World) Report() *Report {
 	})
 	byNode := map[string]*NodeResult{}
 	for _, n := range w.Store.Nodes() {
-		nr := &NodeResult{Name: n.Name, allocatable: *framework.NewResource(n.Status.Allocatable)}
+		nr := &NodeResult{Name: n.Name, allocatable: *framework.NewResource(n.Status.Allocatable), zone: n.Labels[v1.LabelTopologyZone], pool: n.Labels["pool"]}
+		if nr.pool == "" {
+			nr.pool = n.Labels[v1.LabelInstanceTypeStable]
+		}
 		byNode[n.Name] = nr
 	}
 	for _, p := range w.Store.Pods() {
@@ -285,8 +293,10 @@ func (r *Report) Write(out io.Writer, format string) error {
 		return err
 	case "table", "":
 		return r.writeTable(out)
+	case "html":
+		return r.writeHTML(out)
 	}
-	return fmt.Errorf("unknown output format %q: want table, json or yaml", format)
+	return fmt.Errorf("unknown output format %q: want table, json, yaml or html", format)
 }
 
 func (r *Report) writeTable(out io.Writer) error {

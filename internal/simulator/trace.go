@@ -68,6 +68,7 @@ func (w *World) FlushTrace() error {
 // observe is the scheduler's attempt observer.
 func (w *World) observe(a scheduler.Attempt) {
 	if a.Status.IsSuccess() {
+		w.progressBound.Add(1)
 		w.scheduleFinish(a.Pod)
 		if c, ok := w.created[podKey(a.Pod)]; ok && w.tl != nil {
 			w.delays = append(w.delays, w.Clock.Now().Sub(c))

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
@@ -27,7 +28,7 @@ func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command 
 	opts := options.NewOptions()
 	var cpuProfile, compare, trace, explain string
 	cmd := &cobra.Command{
-		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [--explain NS/NAME] [-o table|json|yaml]",
+		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [--explain NS/NAME] [-o table|json|yaml|html]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
 		Long: `simulate reads Nodes, Pods, PriorityClasses and Namespaces from manifests, treats
 pods with spec.nodeName as running there, and schedules the pending pods whose
@@ -45,7 +46,7 @@ The same input and seed give the same output, byte for byte.`,
 				return err
 			}
 			defer stop()
-			if explain != "" && (strings.Count(explain, "/") != 1 || opts.Output == "yaml") {
+			if explain != "" && (strings.Count(explain, "/") != 1 || opts.Output == "yaml" || opts.Output == "html") {
 				return fmt.Errorf("--explain: want NAMESPACE/NAME, with -o table or json")
 			}
 			if compare != "" {
@@ -94,7 +95,10 @@ The same input and seed give the same output, byte for byte.`,
 				w.WatchPod(explain)
 			}
 			built := time.Now()
-			if err := w.RunScenario(cmd.Context()); err != nil {
+			stopProgress := showProgress(s, w)
+			err = w.RunScenario(cmd.Context())
+			stopProgress()
+			if err != nil {
 				return err
 			}
 			if explain != "" {
@@ -111,14 +115,20 @@ The same input and seed give the same output, byte for byte.`,
 			if err := w.FlushTrace(); err != nil {
 				return fmt.Errorf("--trace %s: %w", trace, err)
 			}
-			err = w.Report().Write(s.out, opts.Output)
+			rep := w.Report()
+			if opts.Output == "html" {
+				if err := w.ExplainPending(cmd.Context(), rep, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...); err != nil {
+					return err
+				}
+			}
+			err = rep.Write(s.out, opts.Output)
 			klog.V(1).InfoS("Simulation phases", "load", loaded.Sub(start), "world", built.Sub(loaded), "run", ran.Sub(built), "report", time.Since(ran))
 			return err
 		},
 	}
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
-	opts.AddManifestFlags(fss, "table", "json", "yaml")
+	opts.AddManifestFlags(fss, "table", "json", "yaml", "html")
 	fss.FlagSet("input and output").StringVar(&compare, "compare", "", "A second KubeSchedulerConfiguration: simulate the cluster under --config (A) and this one (B), and print the difference (pods placed and pending, per-zone use, pods placed differently).")
 	fss.FlagSet("input and output").StringVar(&trace, "trace", "", "Write one JSON line per scheduling attempt to this file, in the order the scheduler made them: virtual time, pod, attempt number, result (Scheduled, Unschedulable, Preempted, Error), node, message and preemption victims.")
 	fss.FlagSet("input and output").StringVar(&explain, "explain", "", "NAMESPACE/NAME: instead of the report, explain that pod node by node as its last scheduling attempt in the simulation saw the cluster (the nodes and the pods bound at that moment).")
@@ -130,8 +140,8 @@ The same input and seed give the same output, byte for byte.`,
 // simulateCompare simulates the cluster under cc and under the
 // configuration in file, and prints the comparison.
 func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc schedconfig.CompletedConfig, registry fwkruntime.Registry, file string) error {
-	if opts.Output == "yaml" {
-		return fmt.Errorf("--compare: -o yaml is not supported; use table or json")
+	if opts.Output == "yaml" || opts.Output == "html" {
+		return fmt.Errorf("--compare: -o %s is not supported; use table or json", opts.Output)
 	}
 	optsB := *opts
 	optsB.ConfigFile = file
@@ -211,4 +221,37 @@ func describeCounts(m map[string]int, format string) string {
 		parts = append(parts, fmt.Sprintf("%d ", m[k])+fmt.Sprintf(format, k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// showProgress draws a progress line on stderr while the simulation
+// runs, when stderr is a terminal; the returned function clears it.
+func showProgress(s streams, w *simulator.World) (stop func()) {
+	f, ok := s.errOut.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				fmt.Fprint(f, "\r\033[K")
+				return
+			case <-tick.C:
+				total, bound, virtual := w.Progress()
+				const width = 30
+				filled := 0
+				if total > 0 {
+					filled = int(min(bound, total) * width / total)
+				}
+				fmt.Fprintf(f, "\r\033[K[%s%s] %d/%d pods bound, virtual time +%s",
+					strings.Repeat("#", filled), strings.Repeat(".", width-filled), bound, total, virtual.Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
