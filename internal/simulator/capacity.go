@@ -32,9 +32,11 @@ type AddNodesResult struct {
 	Pending  int `json:"pending"`
 }
 
-// NextCopy is why the next copy does not fit.
+// NextCopy is why the next copy does not fit: the FitError, and the
+// copy explained node by node against the cluster it met.
 type NextCopy struct {
-	Message string `json:"message"`
+	Message string         `json:"message"`
+	Explain *ExplainReport `json:"explain,omitempty"`
 }
 
 // Capacity places the cluster's pending pods, then copies of pod one at a
@@ -68,6 +70,11 @@ func Capacity(ctx context.Context, c *Cluster, newWorld func(*Cluster) (*World, 
 		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
 		if !ok || cur.Spec.NodeName == "" {
 			res.Next = &NextCopy{Message: scheduledMessage(cur)}
+			if ok {
+				if res.Next.Explain, err = w.explainNow(ctx, cur); err != nil {
+					return nil, err
+				}
+			}
 			break
 		}
 		res.Fits++
@@ -77,6 +84,18 @@ func Capacity(ctx context.Context, c *Cluster, newWorld func(*Cluster) (*World, 
 		}
 	}
 	return res, nil
+}
+
+// explainNow explains a pending pod against the world as it is, in a
+// throwaway world with the same configuration.
+func (w *World) explainNow(ctx context.Context, pod *v1.Pod) (*ExplainReport, error) {
+	var bound []*v1.Pod
+	for _, p := range w.Store.Pods() {
+		if p.Spec.NodeName != "" {
+			bound = append(bound, p)
+		}
+	}
+	return w.explainSeen(ctx, &seen{pod: pod.DeepCopy(), nodes: w.Store.Nodes(), pods: bound}, w.cfg, w.registry, w.seed, w.opts...)
 }
 
 // scheduledMessage is the pod's PodScheduled condition message.

@@ -168,3 +168,45 @@ func TestAddNodesIsTheFewestThatScheduleEveryPod(t *testing.T) {
 		})
 	}
 }
+
+func TestWorkloadCapacityHoldsWhenTheWorkloadIsSimulatedAtThatSize(t *testing.T) {
+	pod := func() *st.PodWrapper {
+		return st.MakePod().Label("app", "web").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"})
+	}
+	tests := []struct {
+		name     string
+		workload func(replicas int32) runtime.Object
+		kind     string
+		start    int32
+		wantFits int
+	}{
+		// Free whole cores: a1 4 (less the pending 1500m pod: 2), a2 2, b1 5.
+		{name: "a Deployment's replicas fill the free room", kind: "Deployment", start: 1, wantFits: 8,
+			workload: func(n int32) runtime.Object { return st.MakeDeployment("web", n, pod()) }},
+		{name: "a StatefulSet's ordinals fill it one at a time", kind: "StatefulSet", start: 2, wantFits: 7,
+			workload: func(n int32) runtime.Object { return st.MakeStatefulSet("web", n, pod()).Obj() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := worldMaker(t)(loadObjects(t, append(capacityCluster(), tt.workload(tt.start))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := WorkloadCapacity(context.Background(), w, tt.kind, "", "web", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Fits != tt.wantFits || res.Next == nil || !strings.Contains(res.Next.Message, "Insufficient cpu") || res.Next.Explain == nil {
+				t.Fatalf("fits %d, next %+v; want %d and an explained FitError", res.Fits, res.Next, tt.wantFits)
+			}
+			// Re-simulate the workload at start+fits replicas: all placed;
+			// one more leaves one pending.
+			for extra, want := range map[int32]int{0: 0, 1: 1} {
+				n := tt.start + int32(res.Fits) + extra
+				if got := pendingAfter(t, append(capacityCluster(), tt.workload(n))); got != want {
+					t.Errorf("%s at %d replicas: %d pending, want %d", tt.kind, n, got, want)
+				}
+			}
+		})
+	}
+}

@@ -51,6 +51,11 @@ type World struct {
 	// the state its last attempt saw.
 	watch    string
 	lastSeen *seen
+	// How the world was made, for the throwaway worlds explain builds.
+	cfg      *configv1.KubeSchedulerConfiguration
+	registry runtime.Registry
+	seed     int64
+	opts     []scheduler.Option
 	// progress counts pods to place and placed, for a progress bar.
 	progressTotal, progressBound atomic.Int64
 
@@ -79,7 +84,7 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 		return nil, err
 	}
 	w := &World{Store: store, Clock: clk, Workloads: c.Workloads, WorkloadOf: c.WorkloadOf, sources: c.Sources,
-		cluster: c, addListed: addListed, limit: Epoch.Add(maxVirtualTime), lastFlushBindings: -1, created: map[string]time.Time{}, listed: map[string]bool{}}
+		cluster: c, addListed: addListed, cfg: cfg, registry: registry, seed: seed, opts: opts, limit: Epoch.Add(maxVirtualTime), lastFlushBindings: -1, created: map[string]time.Time{}, listed: map[string]bool{}}
 	if c.Scenario != nil {
 		w.tl = &timelineState{}
 		if n := len(c.Scenario.Steps); n > 0 {

@@ -77,7 +77,7 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 	examples, _ := filepath.Glob("../../examples/*.yaml")
 	for _, path := range examples {
 		switch filepath.Base(path) {
-		case "scheduler-config.yaml", "pending-pod.yaml", "gpu-node.yaml": // a config, a pod, a node template: no cluster
+		case "scheduler-config.yaml", "pending-pod.yaml", "gpu-node.yaml", "capacity-workload.yaml": // a config, a pod, a node template, a workload to size: no cluster
 			continue
 		}
 		paths := []string{path}

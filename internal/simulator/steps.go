@@ -240,7 +240,10 @@ func (w *World) apply(st *Step, res *StepResult) error {
 	pods, ordered, rs, others := len(c.Pods), len(c.Ordered), len(c.ReplicaSets), len(c.Others)
 	deleted := len(w.gone)
 	why := gone{status: StatusDeleted, message: "deleted by step " + st.Name}
-	source := fmt.Sprintf("%s (step %s)", c.Scenario.Source, st.Name)
+	source := "step " + st.Name
+	if c.Scenario != nil {
+		source = fmt.Sprintf("%s (step %s)", c.Scenario.Source, st.Name)
+	}
 	for _, obj := range st.Create {
 		if err := w.create(obj, source); err != nil {
 			return err

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,22 +19,35 @@ import (
 func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	var max, maxNodes int
-	var addNodes string
+	var addNodes, workload string
 	cmd := &cobra.Command{
-		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --add-nodes NODE_FILE) [--config FILE] [-o table|json]",
+		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --workload FILE [--max N] | --add-nodes NODE_FILE) [--config FILE] [-o table|json]",
 		Short: "How many more copies of a pod fit, or how many nodes to add so that every pending pod does",
 		Long: `capacity simulates the cluster (its pending pods placed first), then places
 copies of the pod in --pod one at a time with the same scheduler until one
 does not fit: it prints how many fit, on which nodes and zones, and why the
-next one does not. Copies never preempt: capacity counts free room.
+next one does not, with the explain table of that copy. Copies never
+preempt: capacity counts free room.
+
+With --workload FILE (one Deployment, ReplicaSet, StatefulSet,
+ReplicationController or Job), the workload joins the cluster as given, then
+is scaled up one replica at a time, its controller naming and labelling each
+pod (so default spreading and PodDisruptionBudgets apply), until a replica
+does not fit.
 
 With --add-nodes NODE_FILE (a Node manifest as template), it answers the
 fewest nodes of that shape to add so that every pending pod of the cluster is
 scheduled, each candidate count checked by simulating it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (opts.PodFile == "") == (addNodes == "") {
-				return fmt.Errorf("want exactly one of --pod and --add-nodes")
+			given := 0
+			for _, f := range []string{opts.PodFile, addNodes, workload} {
+				if f != "" {
+					given++
+				}
+			}
+			if given != 1 {
+				return fmt.Errorf("want exactly one of --pod, --workload and --add-nodes")
 			}
 			cc, err := Setup(opts, registry)
 			if err != nil {
@@ -72,6 +87,9 @@ scheduled, each candidate count checked by simulating it.`,
 				}
 				return nil
 			}
+			if workload != "" {
+				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, newWorld, max, opts.Output)
+			}
 			pod, err := cluster.LoadPod(opts.PodFile, s.in)
 			if err != nil {
 				return fmt.Errorf("--pod: %w", err)
@@ -93,6 +111,7 @@ scheduled, each candidate count checked by simulating it.`,
 	in := fss.FlagSet("input and output")
 	in.StringVar(&opts.PodFile, "pod", "", "A file holding the pod to copy (\"-\": stdin).")
 	in.IntVar(&max, "max", 10000, "Stop after this many copies fit.")
+	in.StringVar(&workload, "workload", "", "A file holding one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job: add it to the cluster and answer how many more replicas fit, each created as its controller would.")
 	in.StringVar(&addNodes, "add-nodes", "", "A file holding a Node: answer how many nodes like it to add so that every pending pod is scheduled.")
 	in.IntVar(&maxNodes, "max-nodes", 1000, "With --add-nodes, give up past this many nodes.")
 	addFlagSets(cmd, fss)
@@ -106,6 +125,38 @@ func writeJSON(s streams, v interface{}) error {
 	}
 	_, err = s.out.Write(append(b, '\n'))
 	return err
+}
+
+// capacityOfWorkload answers capacity --workload.
+func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, newWorld func(*simulator.Cluster) (*simulator.World, error), max int, output string) error {
+	wc, err := simulator.LoadFrom([]string{file}, s.in)
+	if err != nil {
+		return fmt.Errorf("--workload: %w", err)
+	}
+	if len(wc.Workloads) != 1 {
+		return fmt.Errorf("--workload %s: want exactly one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job, found %d workloads", file, len(wc.Workloads))
+	}
+	wl := wc.Workloads[0]
+	if slices.Contains(files, "-") && file == "-" {
+		return fmt.Errorf("--workload -: the standard input can be read only once")
+	}
+	cluster, err := simulator.LoadFrom(append(slices.Clone(files), file), s.in)
+	if err != nil {
+		return err
+	}
+	w, err := newWorld(cluster)
+	if err != nil {
+		return err
+	}
+	res, err := simulator.WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, max)
+	if err != nil {
+		return fmt.Errorf("--workload %s: %w", file, err)
+	}
+	if output == "json" {
+		return writeJSON(s, res)
+	}
+	writeCapacity(s, res, nil, max)
+	return nil
 }
 
 func writeCapacity(s streams, r *simulator.CapacityResult, pod *v1.Pod, max int) {
@@ -129,6 +180,10 @@ func writeCapacity(s streams, r *simulator.CapacityResult, pod *v1.Pod, max int)
 	fmt.Fprintln(s.out)
 	if r.Next != nil {
 		fmt.Fprintf(s.out, "The next copy does not fit: %s\n", r.Next.Message)
+		if r.Next.Explain != nil {
+			fmt.Fprintln(s.out)
+			r.Next.Explain.Write(s.out, "table")
+		}
 	} else {
 		fmt.Fprintf(s.out, "Stopped at --max %d; more may fit.\n", max)
 	}
