@@ -19,8 +19,32 @@ type Comparison struct {
 	// Zones holds per zone the share of allocatable cpu and memory
 	// requested at the end, under each configuration.
 	Zones []ZoneUse `json:"zones"`
+	// Nodes holds each node's pods and requested share at the end.
+	Nodes []NodeUse `json:"nodes"`
+	// Spread is, per workload, how unevenly its scheduled pods sit across
+	// zones: the most pods in a zone less the fewest (zones with nodes).
+	Spread []SpreadUse `json:"spread,omitempty"`
 
 	nameA, nameB string
+}
+
+// NodeUse is a node's end state under each configuration; CPU and
+// memory are the requested share of allocatable, in percent.
+type NodeUse struct {
+	Node    string `json:"node"`
+	PodsA   int    `json:"podsA"`
+	PodsB   int    `json:"podsB"`
+	CPUA    int64  `json:"cpuA"`
+	CPUB    int64  `json:"cpuB"`
+	MemoryA int64  `json:"memoryA"`
+	MemoryB int64  `json:"memoryB"`
+}
+
+// SpreadUse is a workload's zone skew under each configuration.
+type SpreadUse struct {
+	Workload string `json:"workload"`
+	SkewA    int    `json:"skewA"`
+	SkewB    int    `json:"skewB"`
 }
 
 // Move is a pod placed differently (a node, or "" for not scheduled).
@@ -86,7 +110,68 @@ func Compare(a, b *World, nameA, nameB string) *Comparison {
 		x, y := za[z], zb[z]
 		cmp.Zones = append(cmp.Zones, ZoneUse{Zone: z, CPUA: x.cpu, CPUB: y.cpu, MemoryA: x.mem, MemoryB: y.mem, ScheduleA: x.pods, ScheduleB: y.pods})
 	}
+	nb := map[string]NodeResult{}
+	for _, n := range rb.Nodes {
+		nb[n.Name] = n
+	}
+	share := func(a, b int64) int64 {
+		if b <= 0 {
+			return 0
+		}
+		return a * 100 / b
+	}
+	cmp.Nodes = []NodeUse{}
+	for _, x := range ra.Nodes {
+		y := nb[x.Name]
+		cmp.Nodes = append(cmp.Nodes, NodeUse{Node: x.Name, PodsA: x.Pods, PodsB: y.Pods,
+			CPUA: share(x.requested.MilliCPU, x.allocatable.MilliCPU), CPUB: share(y.requested.MilliCPU, y.allocatable.MilliCPU),
+			MemoryA: share(x.requested.Memory, x.allocatable.Memory), MemoryB: share(y.requested.Memory, y.allocatable.Memory)})
+	}
+	sa, sb := zoneSkew(a), zoneSkew(b)
+	for _, wl := range a.Workloads {
+		k := wl.String()
+		if _, ok := sa[k]; ok {
+			cmp.Spread = append(cmp.Spread, SpreadUse{Workload: k, SkewA: sa[k], SkewB: sb[k]})
+		}
+	}
 	return cmp
+}
+
+// zoneSkew is, per workload with scheduled pods, the most of its pods in
+// one zone less the fewest, over the zones that have nodes.
+func zoneSkew(w *World) map[string]int {
+	zoneOf := map[string]string{}
+	zones := map[string]bool{}
+	for _, n := range w.Store.Nodes() {
+		z := n.Labels[v1.LabelTopologyZone]
+		zoneOf[n.Name] = z
+		zones[z] = true
+	}
+	counts := map[string]map[string]int{}
+	for _, p := range w.Store.Pods() {
+		i, ok := w.WorkloadOf[podKey(p)]
+		if !ok || p.Spec.NodeName == "" {
+			continue
+		}
+		k := w.Workloads[i].String()
+		if counts[k] == nil {
+			counts[k] = map[string]int{}
+		}
+		counts[k][zoneOf[p.Spec.NodeName]]++
+	}
+	out := map[string]int{}
+	for k, byZone := range counts {
+		lo, hi := -1, 0
+		for z := range zones {
+			n := byZone[z]
+			hi = max(hi, n)
+			if lo < 0 || n < lo {
+				lo = n
+			}
+		}
+		out[k] = hi - max(lo, 0)
+	}
+	return out
 }
 
 type use struct {
@@ -159,6 +244,30 @@ func (c *Comparison) Write(out io.Writer, format string) error {
 				name = "(no zone)"
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d%%\t%d%%\t%d%%\t%d%%\n", name, z.ScheduleA, z.ScheduleB, z.CPUA, z.CPUB, z.MemoryA, z.MemoryB)
+		}
+		tw.Flush()
+	}
+	var changed []NodeUse
+	for _, n := range c.Nodes {
+		if n.PodsA != n.PodsB || n.CPUA != n.CPUB || n.MemoryA != n.MemoryB {
+			changed = append(changed, n)
+		}
+	}
+	if len(changed) > 0 {
+		buf.WriteString("\n")
+		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "NODE (those that differ)\tPODS A\tPODS B\tCPU % A\tCPU % B\tMEMORY % A\tMEMORY % B")
+		for _, n := range changed {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d%%\t%d%%\t%d%%\t%d%%\n", n.Node, n.PodsA, n.PodsB, n.CPUA, n.CPUB, n.MemoryA, n.MemoryB)
+		}
+		tw.Flush()
+	}
+	if len(c.Spread) > 0 {
+		buf.WriteString("\n")
+		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKLOAD\tZONE SKEW A\tZONE SKEW B")
+		for _, s := range c.Spread {
+			fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Workload, s.SkewA, s.SkewB)
 		}
 		tw.Flush()
 	}

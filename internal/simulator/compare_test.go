@@ -3,6 +3,7 @@ package simulator
 import (
 	"bytes"
 	"context"
+	"github.com/google/go-cmp/cmp"
 	"os"
 	"strings"
 	"testing"
@@ -48,10 +49,13 @@ func TestCompareShowsWhatAConfigurationChanges(t *testing.T) {
 		name      string
 		b         string
 		wantMoved []Move
+		wantNodes []NodeUse
 	}{
 		{name: "bin-packing moves the new pod from the empty node to the busy one", b: string(binPacking),
-			wantMoved: []Move{{Namespace: "default", Name: "new", A: "empty", B: "busy"}}},
-		{name: "the same configuration moves nothing", b: defaults, wantMoved: []Move{}},
+			wantMoved: []Move{{Namespace: "default", Name: "new", A: "empty", B: "busy"}},
+			wantNodes: []NodeUse{{Node: "busy", PodsA: 1, PodsB: 2, CPUA: 50, CPUB: 75, MemoryA: 50, MemoryB: 62}, {Node: "empty", PodsA: 1, PodsB: 0, CPUA: 25, CPUB: 0, MemoryA: 12, MemoryB: 0}}},
+		{name: "the same configuration moves nothing", b: defaults, wantMoved: []Move{},
+			wantNodes: []NodeUse{{Node: "busy", PodsA: 1, PodsB: 1, CPUA: 50, CPUB: 50, MemoryA: 50, MemoryB: 50}, {Node: "empty", PodsA: 1, PodsB: 1, CPUA: 25, CPUB: 25, MemoryA: 12, MemoryB: 12}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +71,9 @@ func TestCompareShowsWhatAConfigurationChanges(t *testing.T) {
 			if len(c.Moved) != len(tt.wantMoved) || (len(c.Moved) > 0 && c.Moved[0] != tt.wantMoved[0]) {
 				t.Errorf("moved %+v, want %+v", c.Moved, tt.wantMoved)
 			}
+			if diff := cmp.Diff(tt.wantNodes, c.Nodes); diff != "" {
+				t.Errorf("per-node use (-want,+got):\n%s", diff)
+			}
 			if c.A.Summary.Scheduled != 1 || c.B.Summary.Scheduled != 1 {
 				t.Errorf("scheduled %d and %d, want 1 and 1", c.A.Summary.Scheduled, c.B.Summary.Scheduled)
 			}
@@ -78,5 +85,28 @@ func TestCompareShowsWhatAConfigurationChanges(t *testing.T) {
 				t.Errorf("table misses the move:\n%s", out.String())
 			}
 		})
+	}
+}
+
+func TestCompareMeasuresEachWorkloadsZoneSkew(t *testing.T) {
+	node := func(name, zone string) runtime.Object {
+		return st.MakeNode().Name(name).Label(v1.LabelTopologyZone, zone).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi"}).Obj()
+	}
+	pinned := st.MakePod().Label("app", "pinned").NodeSelector(v1.LabelTopologyZone, "a").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"})
+	objs := []runtime.Object{node("a1", "a"), node("b1", "b"), node("c1", "c"), st.MakeDeployment("pinned", 2, pinned)}
+	defaults := "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+	world := func() *World {
+		w, err := NewWorld(context.Background(), loadObjects(t, objs), configFrom(t, defaults), plugins.NewInTreeRegistry(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Run(context.Background())
+		return w
+	}
+	c := Compare(world(), world(), "a.yaml", "b.yaml")
+	// Both pods in zone a, none in b or c: skew 2.
+	want := []SpreadUse{{Workload: "Deployment default/pinned", SkewA: 2, SkewB: 2}}
+	if diff := cmp.Diff(want, c.Spread); diff != "" {
+		t.Errorf("spread (-want,+got):\n%s", diff)
 	}
 }
