@@ -63,6 +63,7 @@ type World struct {
 	cluster           *Cluster
 	addListed         func(interface{}) error
 	gone              map[string]gone
+	deletions         int // pods steps deleted
 	finishes          finishHeap
 	finishSeq         int
 	limit             time.Time

@@ -25,7 +25,8 @@ import (
 //	    scale: [{kind: Deployment, namespace: shop, name: web, replicas: 30}]
 //	    cordon: [node-a]        # spec.unschedulable
 //	    uncordon: [node-a]
-//	    drain: [node-b]         # cordon, then delete its pods but DaemonSets'
+//	    drain: [node-b]         # cordon, then delete its pods but DaemonSets' (as kubectl drain
+//	                            # --ignore-daemonsets --force --disable-eviction: PDBs are not consulted)
 //	    deleteNodes: [node-c]   # the node and its pods (the pod GC)
 //	    taint: [{node: node-d, key: k, value: v, effect: NoSchedule}]
 //	    untaint: [{node: node-d, key: k, effect: NoSchedule}]

@@ -238,7 +238,7 @@ func (w *World) apply(st *Step, res *StepResult) error {
 	}
 	c.expander.live = w.live
 	pods, ordered, rs, others := len(c.Pods), len(c.Ordered), len(c.ReplicaSets), len(c.Others)
-	deleted := len(w.gone)
+	deleted := w.deletions
 	why := gone{status: StatusDeleted, message: "deleted by step " + st.Name}
 	source := "step " + st.Name
 	if c.Scenario != nil {
@@ -310,10 +310,7 @@ func (w *World) apply(st *Step, res *StepResult) error {
 	for _, o := range c.Ordered[ordered:] {
 		res.Created += len(o.Waiting)
 	}
-	res.Deleted = len(w.gone) - deleted
-	if res.Deleted < 0 {
-		res.Deleted = 0
-	}
+	res.Deleted = w.deletions - deleted
 	return nil
 }
 

@@ -105,6 +105,9 @@ func (w *World) removePod(p *v1.Pod, why gone) {
 	if why.node == "" {
 		why.node = p.Spec.NodeName
 	}
+	if why.status == StatusDeleted {
+		w.deletions++
+	}
 	w.gone[k] = why
 }
 

@@ -184,6 +184,9 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 				if got := placementsByPrefix(r, "db-"); len(got) != 1 || got["db-0"] == first {
 					t.Errorf("db pods = %v, want db-0 scheduled on the other node", got)
 				}
+				if got := r.Timeline.Steps[0]; got.Deleted != 1 || got.Created != 1 {
+					t.Errorf("step = %+v, want 1 deleted and 1 created (db-0 again)", got)
+				}
 			},
 		},
 	}
