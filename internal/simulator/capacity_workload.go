@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // WorkloadCapacity answers capacity --workload: the cluster (with the
@@ -50,8 +49,8 @@ func WorkloadCapacity(ctx context.Context, w *World, kind, ns, name string, limi
 	}
 	// A Deployment's ReplicaSet was made from the template before the
 	// policy was set: its template gets it too.
-	for _, rs := range w.cluster.ReplicaSets {
-		if ownedByName(rs.OwnerReferences, kind, name) && rs.Namespace == ns {
+	if kind == "Deployment" {
+		for _, rs := range w.replicaSetsOf(ns, name) {
 			rs.Spec.Template.Spec.PreemptionPolicy = &never
 		}
 	}
@@ -109,13 +108,4 @@ func deref32(p *int32) int32 {
 		return 1
 	}
 	return *p
-}
-
-func ownedByName(refs []metav1.OwnerReference, kind, name string) bool {
-	for _, r := range refs {
-		if r.Controller != nil && *r.Controller && r.Kind == kind && r.Name == name {
-			return true
-		}
-	}
-	return false
 }

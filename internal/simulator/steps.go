@@ -405,10 +405,8 @@ func (w *World) podsOf(kind, ns, name string) []*v1.Pod {
 	keys := []string{ownerKey(kind, ns, name)}
 	if kind == "Deployment" {
 		keys = keys[:0]
-		for _, rs := range w.cluster.ReplicaSets {
-			if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" && ref.Name == name && rs.Namespace == ns {
-				keys = append(keys, ownerKey("ReplicaSet", ns, rs.Name))
-			}
+		for _, rs := range w.replicaSetsOf(ns, name) {
+			keys = append(keys, ownerKey("ReplicaSet", ns, rs.Name))
 		}
 	}
 	var out []*v1.Pod
@@ -417,6 +415,17 @@ func (w *World) podsOf(kind, ns, name string) []*v1.Pod {
 			if cur := w.live(p); cur != nil {
 				out = append(out, cur)
 			}
+		}
+	}
+	return out
+}
+
+// replicaSetsOf are the ReplicaSets Deployment ns/name controls.
+func (w *World) replicaSetsOf(ns, name string) []*appsv1.ReplicaSet {
+	var out []*appsv1.ReplicaSet
+	for _, rs := range w.cluster.ReplicaSets {
+		if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" && ref.Name == name && rs.Namespace == ns {
+			out = append(out, rs)
 		}
 	}
 	return out
@@ -484,22 +493,20 @@ func (w *World) scale(r ScaleRef, why gone) error {
 	pods := w.podsOf(r.Kind, ns, r.Name)
 	var excess []*v1.Pod
 	switch o := w.cluster.workloads[i].obj.(type) {
-	case *appsv1.Deployment:
-		o.Spec.Replicas = &n
-		for _, rs := range w.cluster.ReplicaSets {
-			if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" && ref.Name == o.Name && rs.Namespace == ns {
+	case *appsv1.Deployment, *appsv1.ReplicaSet, *v1.ReplicationController, *batchv1.Job:
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			o.Spec.Replicas = &n
+			for _, rs := range w.replicaSetsOf(ns, o.Name) {
 				rs.Spec.Replicas = &n
 			}
+		case *appsv1.ReplicaSet:
+			o.Spec.Replicas = &n
+		case *v1.ReplicationController:
+			o.Spec.Replicas = &n
+		case *batchv1.Job:
+			o.Spec.Parallelism = &n
 		}
-		excess = newestFirst(pods, int(n))
-	case *appsv1.ReplicaSet:
-		o.Spec.Replicas = &n
-		excess = newestFirst(pods, int(n))
-	case *v1.ReplicationController:
-		o.Spec.Replicas = &n
-		excess = newestFirst(pods, int(n))
-	case *batchv1.Job:
-		o.Spec.Parallelism = &n
 		excess = newestFirst(pods, int(n))
 	case *appsv1.StatefulSet:
 		o.Spec.Replicas = &n
