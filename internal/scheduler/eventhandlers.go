@@ -58,11 +58,19 @@ func (s *Scheduler) OnClusterEvent(event framework.ClusterEvent, oldObj, newObj 
 
 // OnNodeDelete implements cluster.EventHandler. A deleted node can lower
 // a topology spread skew: PodTopologySpread registers Node/Delete.
+//
+// The node leaves the cache before the pods are moved. Upstream
+// (eventhandlers.go, deleteNodeFromCache) moves first: a pod it wakes can
+// be popped and tried against a snapshot that still holds the node, fail
+// the same way, and wait in unschedulablePods with no event left to wake
+// it (seen in the differential test: "0/3 nodes are available" after the
+// third node's deletion, then nothing for a minute). Every other handler
+// updates the cache first; this one does too.
 func (s *Scheduler) OnNodeDelete(node *v1.Node) {
-	s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeDelete, node, nil, nil)
 	if err := s.Cache.RemoveNode(node); err != nil {
 		s.logger.Error(err, "Removing node from cache", "node", node.Name)
 	}
+	s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventNodeDelete, node, nil, nil)
 }
 
 // OnPodAdd implements cluster.EventHandler: assigned pods go to the cache,
