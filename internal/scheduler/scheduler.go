@@ -63,6 +63,8 @@ type Scheduler struct {
 	sampleCounter int
 	// statusBuf is findNodesThatPassFilters' per-node status buffer.
 	statusBuf []*framework.Status
+	// failedBuf collects the nodes findNodesThatPassFilters rejects.
+	failedBuf []nodeStatus
 
 	bindings sync.WaitGroup
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).

@@ -168,6 +168,7 @@ func Generate(o Options) []runtime.Object {
 			ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"kubernetes.io/metadata.name": ns, "team": ns}}})
 	}
 	var nodes []*v1.Node
+	usedNames := map[string]bool{}
 	for i := 0; i < o.Nodes; i++ {
 		s := shapes[i%len(shapes)]
 		if i >= len(shapes) {
@@ -175,6 +176,10 @@ func Generate(o Options) []runtime.Object {
 		}
 		zone := fmt.Sprintf("eu-west-1%c", 'a'+rune(i%o.Zones))
 		name := fmt.Sprintf("%s-%c-%s", s.pool, 'a'+rune(i%o.Zones), suffix(r, 5))
+		for usedNames[name] { // a large cluster draws a suffix twice
+			name = fmt.Sprintf("%s-%c-%s", s.pool, 'a'+rune(i%o.Zones), suffix(r, 5))
+		}
+		usedNames[name] = true
 		capacity := v1.ResourceList{
 			v1.ResourceCPU:              resource.MustParse(s.cpu),
 			v1.ResourceMemory:           resource.MustParse(s.memory),
@@ -230,6 +235,10 @@ func Generate(o Options) []runtime.Object {
 		}
 		a := pick(r, apps, func(a app) int { return a.weight })
 		name := fmt.Sprintf("%s-%s-%s", a.name, suffix(r, 8), suffix(r, 5))
+		for usedNames[a.namespace+"/"+name] {
+			name = fmt.Sprintf("%s-%s-%s", a.name, suffix(r, 8), suffix(r, 5))
+		}
+		usedNames[a.namespace+"/"+name] = true
 		req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(a.cpu), v1.ResourceMemory: resource.MustParse(a.memory)}
 		lim := v1.ResourceList{v1.ResourceMemory: resource.MustParse(a.memory)}
 		if a.gpus > 0 {
