@@ -116,6 +116,8 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"status":{"allocatable":{"cpu":"1","pods":"10"}}},{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"500m"}}}]}}]}`))
 	f.Add([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 2, memory: 1Gi, pods: 5}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: 1}}}]\n"))
+	f.Add([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 2, pods: 5}}\n---\n" + scenarioHead +
+		"  - at: 1m\n    cordon: [n]\n    create:\n    - {apiVersion: v1, kind: Pod, metadata: {name: p}}\n    scale: [{kind: Deployment, name: d, replicas: 2}]\n    taint: [{node: n, key: k, effect: NoSchedule}]\n"))
 	f.Add([]byte("kind: Pod\n"))
 	f.Add([]byte("---\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
