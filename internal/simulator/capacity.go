@@ -95,7 +95,7 @@ func (w *World) explainNow(ctx context.Context, pod *v1.Pod) (*ExplainReport, er
 			bound = append(bound, p)
 		}
 	}
-	return w.explainSeen(ctx, &seen{pod: pod.DeepCopy(), nodes: w.Store.Nodes(), pods: bound}, w.cfg, w.registry, w.seed, w.opts...)
+	return w.explainSeen(ctx, &seen{pod: pod.DeepCopy(), nodes: w.Store.Nodes(), pods: bound})
 }
 
 // scheduledMessage is the pod's PodScheduled condition message.

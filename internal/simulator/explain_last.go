@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/scheduler"
 )
 
@@ -53,9 +51,9 @@ func (w *World) capture(a scheduler.Attempt, line LastAttempt, victims []string)
 }
 
 // ExplainLastAttempt explains the watched pod in the state its last
-// attempt saw: every node evaluated, as explain does (with cfg and
-// registry, percentageOfNodesToScore 100).
-func (w *World) ExplainLastAttempt(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*ExplainReport, error) {
+// attempt saw: every node evaluated, as explain does (the world's
+// configuration, percentageOfNodesToScore 100).
+func (w *World) ExplainLastAttempt(ctx context.Context) (*ExplainReport, error) {
 	s := w.lastSeen
 	if s == nil {
 		why := "it is not in the simulation"
@@ -67,7 +65,7 @@ func (w *World) ExplainLastAttempt(ctx context.Context, cfg *configv1.KubeSchedu
 		}
 		return nil, fmt.Errorf("--explain %s: the scheduler never attempted the pod: %s", w.watch, why)
 	}
-	r, err := w.explainSeen(ctx, s, cfg, registry, seed, opts...)
+	r, err := w.explainSeen(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -77,12 +75,14 @@ func (w *World) ExplainLastAttempt(ctx context.Context, cfg *configv1.KubeSchedu
 }
 
 // explainSeen explains a captured pod in a throwaway world of the
-// captured nodes and pods and the cluster's other objects.
-func (w *World) explainSeen(ctx context.Context, s *seen, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*ExplainReport, error) {
+// captured nodes and pods and the cluster's other objects, made as this
+// world was.
+func (w *World) explainSeen(ctx context.Context, s *seen) (*ExplainReport, error) {
 	c := w.cluster
 	at := &Cluster{Nodes: s.nodes, Pods: s.pods, Namespaces: c.Namespaces, PriorityClasses: c.PriorityClasses, Services: c.Services,
 		ReplicaSets: c.ReplicaSets, StatefulSets: c.StatefulSets, RCs: c.RCs, Others: c.Others, Sources: c.Sources, WorkloadOf: map[string]int{}}
-	ew, err := NewWorld(ctx, at, cfg, registry, seed, append(opts, scheduler.WithPercentageOfNodesToScore(100))...)
+	opts := append(append([]scheduler.Option(nil), w.opts...), scheduler.WithPercentageOfNodesToScore(100))
+	ew, err := NewWorld(ctx, at, w.cfg, w.registry, w.seed, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ const explainLimit = 100
 // ExplainPending explains the report's first pending pods (at most
 // explainLimit), each against the cluster as the simulation left it, for
 // the HTML report.
-func (w *World) ExplainPending(ctx context.Context, r *Report, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) error {
+func (w *World) ExplainPending(ctx context.Context, r *Report) error {
 	r.explanations = map[string]*ExplainReport{}
 	nodes := w.Store.Nodes()
 	var bound []*v1.Pod
@@ -136,7 +136,7 @@ func (w *World) ExplainPending(ctx context.Context, r *Report, cfg *configv1.Kub
 			continue
 		}
 		s := &seen{pod: pod.DeepCopy(), nodes: nodes, pods: bound}
-		rep, err := w.explainSeen(ctx, s, cfg, registry, seed, opts...)
+		rep, err := w.explainSeen(ctx, s)
 		if err != nil {
 			return fmt.Errorf("explaining %s/%s: %w", pr.Namespace, pr.Name, err)
 		}

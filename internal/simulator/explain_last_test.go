@@ -55,7 +55,7 @@ func TestSimulateExplainsAPodAsItsLastAttemptSawTheCluster(t *testing.T) {
 			}
 			w.WatchPod(tt.pod)
 			w.Run(context.Background())
-			r, err := w.ExplainLastAttempt(context.Background(), defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+			r, err := w.ExplainLastAttempt(context.Background())
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)

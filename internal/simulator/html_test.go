@@ -31,7 +31,7 @@ func htmlReport(t *testing.T) (*Report, []byte) {
 		t.Fatal(err)
 	}
 	r := w.Report()
-	if err := w.ExplainPending(context.Background(), r, defaultConfig(t), plugins.NewInTreeRegistry(), 1); err != nil {
+	if err := w.ExplainPending(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
 	return r, render(t, r, "html")

@@ -105,7 +105,7 @@ The same input and seed give the same output, byte for byte.`,
 				if err := w.FlushTrace(); err != nil {
 					return fmt.Errorf("--trace %s: %w", trace, err)
 				}
-				rep, err := w.ExplainLastAttempt(cmd.Context(), cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
+				rep, err := w.ExplainLastAttempt(cmd.Context())
 				if err != nil {
 					return err
 				}
@@ -117,7 +117,7 @@ The same input and seed give the same output, byte for byte.`,
 			}
 			rep := w.Report()
 			if opts.Output == "html" {
-				if err := w.ExplainPending(cmd.Context(), rep, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...); err != nil {
+				if err := w.ExplainPending(cmd.Context(), rep); err != nil {
 					return err
 				}
 			}
