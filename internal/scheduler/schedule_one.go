@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
-	"github.com/kubesched/kubesched/internal/framework/parallelize"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -485,18 +484,25 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 			window = numAll - processed
 		}
 		base := processed
-		until := par.Until
-		if fwk.FiltersCached(state, nodes, start+base, window) {
-			until = parallelize.Serially
-		}
-		until(ctx, window, func(i int) {
-			ni := nodes[(start+base+i)%numAll]
-			st := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+		// The equivalence cache answers a prefix of the window (all of
+		// it, once warm); the workers evaluate what it leaves.
+		done := fwk.FilterCachedPrefix(ctx, state, pod, nodes, start+base, window, statuses[base:base+window])
+		for _, st := range statuses[base : base+done] {
 			if st.Code() == framework.Error {
 				firstErr.CompareAndSwap(nil, st)
 			}
-			statuses[base+i] = st
-		})
+		}
+		if done < window {
+			par.Until(ctx, window-done, func(i int) {
+				i += done
+				ni := nodes[(start+base+i)%numAll]
+				st := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+				if st.Code() == framework.Error {
+					firstErr.CompareAndSwap(nil, st)
+				}
+				statuses[base+i] = st
+			})
+		}
 		if st := firstErr.Load(); st != nil {
 			clear(statuses[base : base+window])
 			return nil, st.AsError()

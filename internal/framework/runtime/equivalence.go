@@ -56,6 +56,11 @@ type eqEntry struct {
 	failAt   int16
 	// scored has bit k set when score slot k holds this generation's score.
 	scored uint64
+	// partial is the weighted sum of the scores of the cached plugins that
+	// do not normalize, in the slots of partialMask, when hasPartial.
+	partial     int64
+	partialMask uint64
+	hasPartial  bool
 }
 
 // eqCycle is one cycle's view: the pod's class, the per-cycle skip flags
@@ -273,28 +278,40 @@ func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, s
 // the scheduling CPU went to goroutine starts and futex wake-ups).
 const maxSerialMisses = 8
 
-// FiltersCached reports whether every filter verdict of this cycle on
-// nodes[(start+i)%len(nodes)], i < n, is in the equivalence cache (all but
-// maxSerialMisses of them), with no nominated pods to add: the caller may
-// then run the pass serially. It changes nothing.
-func (f *Framework) FiltersCached(state *framework.CycleState, nodes []*framework.NodeInfo, start, n int) bool {
+// FilterCachedPrefix evaluates Filter on nodes[(start+i)%len(nodes)],
+// i < n, in the calling goroutine, writing statuses[i]: from the
+// equivalence cache, running the plugins for at most maxSerialMisses
+// nodes whose verdicts it does not hold. It returns how many nodes it
+// evaluated: n, or the position of the first miss past that bound, or 0
+// when the cache cannot serve this cycle (no class, a filter plugin that
+// is not cached, pods nominated somewhere). The caller evaluates the rest
+// as without the cache; verdicts do not depend on who computes them.
+func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, n int, statuses []*framework.Status) int {
 	cy, ok := state.Equivalence.(*eqCycle)
 	if !ok || !cy.cachedOnly || (f.opts.Nominator != nil && f.opts.Nominator.HasNominatedPods()) {
-		return false
+		return 0
 	}
+	entries, last := cy.class.entries, cy.lastSlot
 	misses := 0
+	j := start % len(nodes)
 	for i := 0; i < n; i++ {
-		ni := nodes[(start+i)%len(nodes)]
-		if ni.Index < 0 || ni.Index >= len(cy.class.entries) {
-			return false
+		ni := nodes[j]
+		if j++; j == len(nodes) {
+			j = 0
 		}
-		if e := &cy.class.entries[ni.Index]; e.gen != ni.Generation || e.filtered <= cy.lastSlot {
-			if misses++; misses > maxSerialMisses {
-				return false
+		if idx := ni.Index; idx >= 0 && idx < len(entries) {
+			if e := &entries[idx]; e.gen == ni.Generation && e.filtered > last {
+				statuses[i] = e.st
+				continue
 			}
 		}
+		if misses == maxSerialMisses {
+			return i
+		}
+		misses++
+		statuses[i] = f.runFilterPluginsCached(ctx, state, pod, ni, cy)
 	}
-	return true
+	return n
 }
 
 // scoresCached is FiltersCached for the score plugins of this cycle, whose

@@ -28,6 +28,7 @@ var (
 	_ framework.FilterPlugin      = &DynamicResources{}
 	_ framework.ScorePlugin       = &DynamicResources{}
 	_ framework.EnqueueExtensions = &DynamicResources{}
+	_ framework.EquivalencePlugin = &DynamicResources{}
 )
 
 // New builds the plugin (DynamicResourcesArgs are accepted).
@@ -68,3 +69,11 @@ func (*DynamicResources) Score(context.Context, *framework.CycleState, *v1.Pod, 
 
 // ScoreExtensions implements framework.ScorePlugin.
 func (*DynamicResources) ScoreExtensions() framework.ScoreExtensions { return nil }
+
+// AppendPodSignature implements framework.EquivalencePlugin: for a pod
+// without claims Filter passes and Score is 0 on every node, whatever the
+// node; a pod with claims is not cached (PreFilter refuses it today, and
+// an allocation depends on more than the node).
+func (*DynamicResources) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+	return b, len(pod.Spec.ResourceClaims) == 0
+}
