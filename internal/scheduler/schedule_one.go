@@ -85,6 +85,7 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		return
 	}
 	state := framework.NewCycleState()
+	state.PodInfo = pInfo.PodInfo
 	state.RecordPluginMetrics = s.samplePluginMetrics()
 	cycle := s.Queue.SchedulingCycle()
 	start := s.clock.Now()

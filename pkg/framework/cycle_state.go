@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 
+	v1 "k8s.io/api/core/v1"
+
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -30,6 +32,10 @@ type CycleState struct {
 	SkipScorePlugins sets.Set[string]
 	// RecordPluginMetrics: this cycle is sampled for per-plugin durations.
 	RecordPluginMetrics bool
+	// PodInfo is the pod this cycle schedules with what is derived from
+	// it once (requests, host ports, affinity terms), when the scheduler
+	// knows it; plugins read it through PodInfoOf.
+	PodInfo *PodInfo
 	// Equivalence is the runtime's handle on its equivalence cache for
 	// this cycle (nil: not used). Plugins never touch it; Clone drops it,
 	// so speculative evaluations (preemption) run uncached.
@@ -80,5 +86,16 @@ func (c *CycleState) Clone() *CycleState {
 	out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	out.SkipScorePlugins = c.SkipScorePlugins.Clone()
 	out.RecordPluginMetrics = c.RecordPluginMetrics
+	out.PodInfo = c.PodInfo
 	return out
+}
+
+// PodInfoOf returns the cycle's PodInfo when it is pod's, else one
+// computed now: plugins get a pod's derived data without recomputing it
+// in every cycle.
+func (c *CycleState) PodInfoOf(pod *v1.Pod) *PodInfo {
+	if c != nil && c.PodInfo != nil && c.PodInfo.Pod == pod {
+		return c.PodInfo
+	}
+	return NewPodInfo(pod)
 }

@@ -19,13 +19,14 @@ import (
 // them. A plugin that reads anything else must not implement this.
 type EquivalencePlugin interface {
 	Plugin
-	// AppendPodSignature appends to b an encoding of every pod field the
-	// plugin reads (two pods with equal encodings must get equal verdicts
-	// and scores on every NodeInfo), or returns ok=false when this
-	// plugin's results for this pod must not be cached (it then runs every
-	// cycle, as a plugin without the interface). It runs once per cycle:
-	// it may allocate, but should be cheap.
-	AppendPodSignature(b []byte, pod *v1.Pod) (_ []byte, ok bool)
+	// AppendPodSignature appends to b an encoding of every field the
+	// plugin reads of pi.Pod or of what pi derives from it (two pods with
+	// equal encodings must get equal verdicts and scores on every
+	// NodeInfo), or returns ok=false when this plugin's results for this
+	// pod must not be cached (it then runs every cycle, as a plugin
+	// without the interface). It runs once per cycle: it may allocate, but
+	// should be cheap.
+	AppendPodSignature(b []byte, pi *PodInfo) (_ []byte, ok bool)
 }
 
 // Signature helpers: each field is length-prefixed so that concatenations

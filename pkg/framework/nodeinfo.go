@@ -8,7 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
-	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // Defaults used for scoring a container that requests no cpu or memory, so
@@ -57,10 +56,7 @@ func (pi *PodInfo) WithPod(pod *v1.Pod) *PodInfo {
 // NewPodInfo computes a PodInfo.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi := &PodInfo{Pod: pod}
-	pi.Requests.Add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-	nz := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroDefaults})
-	pi.NonZeroCPU = nz.Cpu().MilliValue()
-	pi.NonZeroMem = nz.Memory().Value()
+	pi.Requests, pi.NonZeroCPU, pi.NonZeroMem = PodRequests(pod)
 	pi.HostPorts = HostPortsOf(pod)
 	pi.parseAffinity()
 	return pi

@@ -137,13 +137,13 @@ func newEquivalenceCache(f *Framework) *equivalenceCache {
 
 // beginCycle returns the pod's class, creating it, or nil when every
 // plugin declines to cache this pod. numNodes sizes the class.
-func (c *equivalenceCache) beginCycle(pod *v1.Pod, skip sets.Set[string], filter []framework.FilterPlugin, numNodes int) *eqCycle {
+func (c *equivalenceCache) beginCycle(pi *framework.PodInfo, skip sets.Set[string], filter []framework.FilterPlugin, numNodes int) *eqCycle {
 	b := c.buf[:0]
 	cy := &eqCycle{skipFilter: make([]bool, len(filter))}
 	for i, pl := range c.plugins {
 		var ok bool
 		start := len(b)
-		if b, ok = pl.AppendPodSignature(b, pod); !ok {
+		if b, ok = pl.AppendPodSignature(b, pi); !ok {
 			b = append(b[:start], 0xfe) // declined: part of the class
 			cy.declined |= 1 << i
 			continue

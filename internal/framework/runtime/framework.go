@@ -496,7 +496,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		return nil, returnStatus, rejectors
 	}
 	if f.eq != nil {
-		if cy := f.eq.beginCycle(pod, skip, f.filter, len(nodes)); cy != nil {
+		if cy := f.eq.beginCycle(state.PodInfoOf(pod), skip, f.filter, len(nodes)); cy != nil {
 			state.Equivalence = cy
 		}
 	}

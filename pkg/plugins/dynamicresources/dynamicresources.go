@@ -74,6 +74,7 @@ func (*DynamicResources) ScoreExtensions() framework.ScoreExtensions { return ni
 // without claims Filter passes and Score is 0 on every node, whatever the
 // node; a pod with claims is not cached (PreFilter refuses it today, and
 // an allocation depends on more than the node).
-func (*DynamicResources) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+func (*DynamicResources) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	pod := pi.Pod
 	return b, len(pod.Spec.ResourceClaims) == 0
 }

@@ -124,7 +124,8 @@ func calculatePriority(sum int64, numContainers int) int64 {
 // AppendPodSignature implements framework.EquivalencePlugin: Score reads
 // the pod's images, the node's image states and the number of nodes (in
 // the signature too: it is the same for every node of a cycle).
-func (pl *ImageLocality) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+func (pl *ImageLocality) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	pod := pi.Pod
 	s, err := pl.compute(pod)
 	if err != nil {
 		return b, false

@@ -236,7 +236,8 @@ func (pl *NodeAffinity) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newOb
 // Score read the pod's nodeSelector and node affinity (the added affinity
 // is the profile's, the same for every pod) and the node's labels and
 // fields.
-func (*NodeAffinity) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+func (*NodeAffinity) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	pod := pi.Pod
 	keys := slices.Sorted(maps.Keys(pod.Spec.NodeSelector))
 	b = framework.AppendSigInt(b, int64(len(keys)))
 	for _, k := range keys {

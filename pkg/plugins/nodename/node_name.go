@@ -59,6 +59,7 @@ func (*NodeName) EventsToRegister(context.Context) ([]framework.ClusterEventWith
 }
 
 // AppendPodSignature implements framework.EquivalencePlugin.
-func (*NodeName) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+func (*NodeName) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	pod := pi.Pod
 	return framework.AppendSigString(b, pod.Spec.NodeName), true
 }

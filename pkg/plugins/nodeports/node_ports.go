@@ -110,8 +110,8 @@ func afterPodDelete(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (fra
 
 // AppendPodSignature implements framework.EquivalencePlugin: Filter reads
 // the pod's host ports and the node's used ports.
-func (*NodePorts) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
-	ports := framework.HostPortsOf(pod)
+func (*NodePorts) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	ports := pi.HostPorts
 	b = framework.AppendSigInt(b, int64(len(ports)))
 	for i := range ports {
 		b = framework.AppendSigString(b, ports[i].HostIP)

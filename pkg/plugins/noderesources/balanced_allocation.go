@@ -44,7 +44,7 @@ func (*BalancedAllocation) Name() string { return BalancedAllocationName }
 // PreScore computes the pod's requests; a best-effort pod skips scoring,
 // so such pods do not all pile onto one node.
 func (b *BalancedAllocation) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	reqs := b.scorer.podRequests(pod)
+	reqs := b.scorer.podRequestsOf(state.PodInfoOf(pod))
 	bestEffort := true
 	for _, r := range reqs {
 		if r != 0 {
@@ -75,8 +75,8 @@ func (*BalancedAllocation) ScoreExtensions() framework.ScoreExtensions { return 
 
 // AppendPodSignature implements framework.EquivalencePlugin: Score (and
 // PreScore's Skip) read the requests of the balanced resources.
-func (b *BalancedAllocation) AppendPodSignature(sig []byte, pod *v1.Pod) ([]byte, bool) {
-	for _, r := range b.scorer.podRequests(pod) {
+func (b *BalancedAllocation) AppendPodSignature(sig []byte, pi *framework.PodInfo) ([]byte, bool) {
+	for _, r := range b.scorer.podRequestsOf(pi) {
 		sig = framework.AppendSigInt(sig, r)
 	}
 	return sig, true

@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
@@ -78,8 +77,14 @@ type preFilterState struct {
 func (s *preFilterState) Clone() framework.StateData { return s }
 
 func computePodResourceRequest(pod *v1.Pod) *preFilterState {
-	s := &preFilterState{}
-	s.Add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	req, _, _ := framework.PodRequests(pod)
+	return requestOf(req)
+}
+
+// requestOf is the PreFilter state of a pod that requests req (read-only:
+// it may share req's scalar map with a PodInfo).
+func requestOf(req framework.Resource) *preFilterState {
+	s := &preFilterState{Resource: req}
 	for name := range s.Scalar {
 		s.scalars = append(s.scalars, name)
 	}
@@ -87,10 +92,15 @@ func computePodResourceRequest(pod *v1.Pod) *preFilterState {
 	return s
 }
 
-// PreFilter computes the pod's request once.
+// PreFilter takes the pod's request from its PodInfo.
 func (f *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	state.Write(preFilterStateKey, f.request.get(pod, computePodResourceRequest))
+	state.Write(preFilterStateKey, f.requestOf(state.PodInfoOf(pod)))
 	return nil, nil
+}
+
+// requestOf is the pod's PreFilter state, remembered for the last pod.
+func (f *Fit) requestOf(pi *framework.PodInfo) *preFilterState {
+	return f.request.get(pi.Pod, func(*v1.Pod) *preFilterState { return requestOf(pi.Requests) })
 }
 
 // PreFilterExtensions implements framework.PreFilterPlugin.
@@ -204,7 +214,7 @@ func (s *preScoreState) Clone() framework.StateData { return s }
 
 // PreScore computes the pod's request per scored resource.
 func (f *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreStateKey, &preScoreState{podRequests: f.scorer.podRequests(pod)})
+	state.Write(preScoreStateKey, &preScoreState{podRequests: f.scorer.podRequestsOf(state.PodInfoOf(pod))})
 	return nil
 }
 
@@ -281,10 +291,10 @@ func (f *Fit) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interfac
 // AppendPodSignature implements framework.EquivalencePlugin: Filter reads
 // the pod's request, Score the requests of the scored resources; both
 // are computed from the pod alone, and read nothing but the NodeInfo.
-func (f *Fit) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
-	s := f.request.get(pod, computePodResourceRequest)
+func (f *Fit) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	s := f.requestOf(pi)
 	b = framework.AppendSigResource(b, &s.Resource, s.scalars)
-	for _, r := range f.scorer.podRequests(pod) {
+	for _, r := range f.scorer.podRequestsOf(pi) {
 		b = framework.AppendSigInt(b, r)
 	}
 	return b, true

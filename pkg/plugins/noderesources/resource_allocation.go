@@ -112,6 +112,32 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 	return r.memo.get(pod, r.computePodRequests)
 }
 
+// podRequestsOf is podRequests from what the PodInfo derived already.
+func (r *resourceAllocationScorer) podRequestsOf(pi *framework.PodInfo) []int64 {
+	return r.memo.get(pi.Pod, func(pod *v1.Pod) []int64 {
+		out := make([]int64, len(r.names))
+		for i, name := range r.names {
+			switch {
+			case name == v1.ResourceCPU && r.useRequested:
+				out[i] = pi.Requests.MilliCPU
+			case name == v1.ResourceCPU:
+				out[i] = pi.NonZeroCPU
+			case name == v1.ResourceMemory && r.useRequested:
+				out[i] = pi.Requests.Memory
+			case name == v1.ResourceMemory:
+				out[i] = pi.NonZeroMem
+			case name == v1.ResourceEphemeralStorage:
+				out[i] = pi.Requests.EphemeralStorage
+			case framework.IsScalarResourceName(name):
+				out[i] = pi.Requests.Scalar[name]
+			default:
+				return r.computePodRequests(pod) // not kept in a PodInfo
+			}
+		}
+		return out
+	})
+}
+
 func (r *resourceAllocationScorer) computePodRequests(pod *v1.Pod) []int64 {
 	opts := resourcehelper.PodResourcesOptions{}
 	if !r.useRequested {

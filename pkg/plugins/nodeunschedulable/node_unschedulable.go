@@ -80,6 +80,7 @@ func afterNodeEvent(_ klog.Logger, _ *v1.Pod, oldObj, newObj interface{}) (frame
 
 // AppendPodSignature implements framework.EquivalencePlugin: Filter reads
 // the pod's tolerations and the node's unschedulable flag.
-func (*NodeUnschedulable) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+func (*NodeUnschedulable) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	pod := pi.Pod
 	return framework.AppendSigTolerations(b, pod.Spec.Tolerations), true
 }

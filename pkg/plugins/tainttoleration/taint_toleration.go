@@ -124,6 +124,7 @@ func afterNodeEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{})
 
 // AppendPodSignature implements framework.EquivalencePlugin: Filter and
 // Score read the pod's tolerations and the node's taints.
-func (*TaintToleration) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+func (*TaintToleration) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	pod := pi.Pod
 	return framework.AppendSigTolerations(b, pod.Spec.Tolerations), true
 }

@@ -625,7 +625,8 @@ func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEven
 // without claims only: PreFilter skips them and Score is 0 on every node.
 // A pod with claims reads listers and the in-flight assumptions, so it is
 // never cached.
-func (*VolumeBinding) AppendPodSignature(b []byte, pod *v1.Pod) ([]byte, bool) {
+func (*VolumeBinding) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	pod := pi.Pod
 	if helper.HasPVCs(pod) {
 		return b, false
 	}
