@@ -221,7 +221,10 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 		}
 		return nil, out, fitErrorStatus(fitErr)
 	}
-	assumed := pod.DeepCopy()
+	// The assumed pod differs from the queued one in spec.nodeName only;
+	// the rest is shared (pods are never changed in place).
+	assumed := new(v1.Pod)
+	*assumed = *pod
 	assumed.Spec.NodeName = res.SuggestedHost
 	if err := s.Cache.AssumePodInfo(pInfo.PodInfo.WithPod(assumed)); err != nil {
 		return nil, cycleResult{}, framework.AsStatus(err)
@@ -465,7 +468,17 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 	if every {
 		toFind, start = numAll, 0
 	}
-	feasible := make([]*framework.NodeInfo, 0, toFind)
+	// The feasible list lives until the next cycle (scoring reads it);
+	// explain keeps its own.
+	var feasible []*framework.NodeInfo
+	if every {
+		feasible = make([]*framework.NodeInfo, 0, toFind)
+	} else {
+		if cap(s.feasibleBuf) < toFind {
+			s.feasibleBuf = make([]*framework.NodeInfo, 0, toFind)
+		}
+		feasible = s.feasibleBuf[:0]
+	}
 	// Cycles run one at a time: the status buffer is reused, so a search
 	// that stops after a few hundred of 5,000 nodes does not allocate 5,000.
 	if cap(s.statusBuf) < numAll {

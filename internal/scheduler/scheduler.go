@@ -65,6 +65,8 @@ type Scheduler struct {
 	statusBuf []*framework.Status
 	// failedBuf collects the nodes findNodesThatPassFilters rejects.
 	failedBuf []nodeStatus
+	// feasibleBuf backs findNodesThatPassFilters' result (one cycle's).
+	feasibleBuf []*framework.NodeInfo
 
 	bindings sync.WaitGroup
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).
