@@ -196,39 +196,29 @@ func expand(p string) ([]string, error) {
 }
 
 func (c *Cluster) loadFile(path string) error {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return c.load(path, f)
+	return c.loadBytes(path, data)
 }
 
 func (c *Cluster) load(path string, in io.Reader) error {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(in))
-	var docs [][]byte
-	var readErr error
-	for doc := 1; ; doc++ {
-		data, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			readErr = &LoadError{File: path, Document: doc, Msg: err.Error()}
-			break
-		}
-		if isEmptyDocument(data) {
-			doc--
-			continue
-		}
-		docs = append(docs, data)
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return &LoadError{File: path, Document: 1, Msg: err.Error()}
 	}
+	return c.loadBytes(path, data)
+}
+
+func (c *Cluster) loadBytes(path string, data []byte) error {
+	docs, readErr := splitDocuments(path, data)
 	// Documents decode in parallel (the loader is a fifth of simulate's
 	// time on large clusters) and are added in file order, so the result
 	// and the first error reported are those of a sequential read.
 	results := make([]decoded, len(docs))
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(docs), func(i int) {
-		results[i].err = decodeDocument(path, i+1, 0, docs[i], &results[i])
+		results[i].err = decodeDocument(path, i+1, 0, docs[i], false, &results[i])
 	})
 	for i := range results {
 		if results[i].err != nil {
@@ -251,6 +241,34 @@ func (c *Cluster) load(path string, in io.Reader) error {
 	return readErr
 }
 
+// splitDocuments splits a file into its YAML documents (utilyaml's
+// YAMLReader: "---" lines). A file that is one JSON document (no line
+// starts with "---", which JSON can't hold) is that document, without
+// the line-by-line read: kubectl's -o json writes a whole List on one
+// line, and growing a buffer through it was a third of the loading.
+func splitDocuments(path string, data []byte) (docs [][]byte, readErr error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' && !bytes.HasPrefix(data, []byte("---")) && !bytes.Contains(data, []byte("\n---")) {
+		return [][]byte{data}, nil
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for doc := 1; ; doc++ {
+		data, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			readErr = &LoadError{File: path, Document: doc, Msg: err.Error()}
+			break
+		}
+		if isEmptyDocument(data) {
+			doc--
+			continue
+		}
+		docs = append(docs, data)
+	}
+	return docs, readErr
+}
+
 // decoded is what one document holds: objects of kinds the simulator
 // reads, in order, and the kinds of the others.
 type decoded struct {
@@ -270,7 +288,7 @@ func isEmptyDocument(data []byte) bool {
 	return true
 }
 
-func decodeDocument(path string, doc, item int, data []byte, out *decoded) error {
+func decodeDocument(path string, doc, item int, data []byte, valid bool, out *decoded) error {
 	lerr := func(obj, fieldPath, msg string) error {
 		return &LoadError{File: path, Document: doc, Item: item, Object: obj, Field: fieldPath, Msg: msg}
 	}
@@ -281,6 +299,7 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 		if js, err = yaml.YAMLToJSON(data); err != nil {
 			return lerr("", "", "malformed YAML: "+err.Error())
 		}
+		valid = true
 	}
 	// The head (kind, name, a List's items) is read first: a List (kubectl
 	// get -o json|yaml) is split into its items without building the
@@ -294,19 +313,30 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 		}
 		return lerr("", "kind", "Required value") // null
 	}
-	var head struct {
-		Kind, APIVersion interface{}
-		Metadata         struct{ Name, Namespace interface{} }
-		Items            json.RawMessage
+	// valid: the caller knows js is valid JSON (a List's item).
+	h, ok := jsonHead{}, false
+	if valid || json.Valid(js) {
+		h, ok = scanHead(js)
 	}
-	// A field of an unexpected type (metadata: "x") is left empty, as
-	// the checks below expect; only malformed JSON fails here.
-	var typeErr *json.UnmarshalTypeError
-	if err := json.Unmarshal(js, &head); err != nil && !errors.As(err, &typeErr) {
-		return lerr("", "", "not a Kubernetes object: "+err.Error())
+	if !ok {
+		var head struct {
+			Kind, APIVersion interface{}
+			Metadata         struct{ Name, Namespace interface{} }
+			Items            json.RawMessage
+		}
+		// A field of an unexpected type (metadata: "x") is left empty, as
+		// the checks below expect; only malformed JSON fails here.
+		var typeErr *json.UnmarshalTypeError
+		if err := json.Unmarshal(js, &head); err != nil && !errors.As(err, &typeErr) {
+			return lerr("", "", "not a Kubernetes object: "+err.Error())
+		}
+		h.kind, _ = head.Kind.(string)
+		h.apiVersion, _ = head.APIVersion.(string)
+		h.name, _ = head.Metadata.Name.(string)
+		h.namespace, _ = head.Metadata.Namespace.(string)
+		h.items = head.Items
 	}
-	kind, _ := head.Kind.(string)
-	apiVersion, _ := head.APIVersion.(string)
+	kind, apiVersion := h.kind, h.apiVersion
 	if kind == "" {
 		return lerr("", "kind", "Required value")
 	}
@@ -314,10 +344,9 @@ func decodeDocument(path string, doc, item int, data []byte, out *decoded) error
 		return lerr("", "apiVersion", "Required value")
 	}
 	if isList(kind, apiVersion) {
-		return decodeList(path, doc, kind, head.Items, out)
+		return decodeList(path, doc, kind, h.items, out)
 	}
-	name, _ := head.Metadata.Name.(string)
-	ns, _ := head.Metadata.Namespace.(string)
+	name, ns := h.name, h.namespace
 	desc := kind
 	if name != "" {
 		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
@@ -360,15 +389,23 @@ func isList(kind, apiVersion string) bool {
 // decodeList decodes a List's items (a JSON array) in parallel; the first
 // error in item order is returned.
 func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decoded) error {
-	var raw []json.RawMessage
+	var raw [][]byte
 	if len(itemsJSON) > 0 && string(itemsJSON) != "null" {
-		if err := json.Unmarshal(itemsJSON, &raw); err != nil {
+		// itemsJSON is valid JSON (part of a valid document): an array
+		// splits without decoding; anything else gets encoding/json's error.
+		var ok bool
+		if raw, ok = splitArray(itemsJSON); !ok {
+			var msgs []json.RawMessage
+			err := json.Unmarshal(itemsJSON, &msgs)
+			if err == nil {
+				err = fmt.Errorf("items: not an array")
+			}
 			return &LoadError{File: path, Document: doc, Object: kind, Field: "items", Msg: err.Error()}
 		}
 	}
 	items := make([]decoded, len(raw))
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
-		items[i].err = decodeDocument(path, doc, i+1, raw[i], &items[i])
+		items[i].err = decodeDocument(path, doc, i+1, raw[i], true, &items[i])
 	})
 	for i := range items {
 		if items[i].err != nil {

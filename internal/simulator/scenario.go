@@ -160,7 +160,7 @@ func decodeScenario(path string, doc int, js []byte) (*Scenario, error) {
 		}
 		for j, raw := range sd.Create {
 			var out decoded
-			if err := decodeDocument(path, doc, 0, raw, &out); err != nil {
+			if err := decodeDocument(path, doc, 0, raw, true, &out); err != nil {
 				var le *LoadError
 				if errors.As(err, &le) {
 					le.Field = fmt.Sprintf("%s.create[%d]", f, j) + prefixDot(le.Field)
