@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
-
-	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // ErrNotFound is returned by CycleState.Read for a key nobody wrote.
@@ -27,9 +25,9 @@ type CycleState struct {
 	mu      sync.RWMutex
 	storage map[StateKey]StateData
 	// SkipFilterPlugins are the plugins whose PreFilter returned Skip.
-	SkipFilterPlugins sets.Set[string]
+	SkipFilterPlugins PluginNames
 	// SkipScorePlugins are the plugins whose PreScore returned Skip.
-	SkipScorePlugins sets.Set[string]
+	SkipScorePlugins PluginNames
 	// RecordPluginMetrics: this cycle is sampled for per-plugin durations.
 	RecordPluginMetrics bool
 	// PodInfo is the pod this cycle schedules with what is derived from

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -137,7 +136,7 @@ func newEquivalenceCache(f *Framework) *equivalenceCache {
 
 // beginCycle returns the pod's class, creating it, or nil when every
 // plugin declines to cache this pod. numNodes sizes the class.
-func (c *equivalenceCache) beginCycle(pi *framework.PodInfo, skip sets.Set[string], filter []framework.FilterPlugin, numNodes int) *eqCycle {
+func (c *equivalenceCache) beginCycle(pi *framework.PodInfo, skip framework.PluginNames, filter []framework.FilterPlugin, numNodes int) *eqCycle {
 	b := c.buf[:0]
 	cy := &eqCycle{skipFilter: make([]bool, len(filter))}
 	for i, pl := range c.plugins {

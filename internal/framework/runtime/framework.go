@@ -454,8 +454,8 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *fram
 // that return Skip are recorded in state.SkipFilterPlugins.
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status, sets.Set[string]) {
 	var result *framework.PreFilterResult
-	skip := sets.New[string]()
-	rejectors := sets.New[string]()
+	var skip framework.PluginNames
+	var rejectors sets.Set[string] // made on the first rejection
 	var restrictors []string
 	var returnStatus *framework.Status
 	for _, pl := range f.preFilter {
@@ -467,6 +467,9 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		if !st.IsSuccess() {
 			st.WithPlugin(pl.Name())
 			if st.IsRejected() {
+				if rejectors == nil {
+					rejectors = sets.New[string]()
+				}
 				rejectors.Insert(pl.Name())
 				if st.Code() == framework.UnschedulableAndUnresolvable || returnStatus == nil {
 					returnStatus = st
@@ -486,6 +489,9 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", restrictors)
 			if len(restrictors) == 1 {
 				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", restrictors[0])
+			}
+			if rejectors == nil {
+				rejectors = sets.New[string]()
 			}
 			rejectors.Insert(restrictors...)
 			return result, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg), rejectors
@@ -515,6 +521,15 @@ func (f *Framework) runPreFilter(ctx context.Context, pl framework.PreFilterPlug
 	r, st = pl.PreFilter(ctx, state, pod, nodes)
 	observePlugin(pl.Name(), "PreFilter", st, start)
 	return r, st
+}
+
+// pluginStart is the time a plugin call starts, read only in the cycles
+// sampled for per-plugin metrics.
+func pluginStart(state *framework.CycleState) time.Time {
+	if state.RecordPluginMetrics {
+		return time.Now()
+	}
+	return time.Time{}
 }
 
 // observePlugin records one plugin call's duration (sampled cycles only:
@@ -649,7 +664,7 @@ func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 // RunReservePluginsReserve runs Reserve; the first failure stops.
 func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	for _, pl := range f.reserve {
-		start := time.Now()
+		start := pluginStart(state)
 		st := pl.Reserve(ctx, state, pod, node)
 		if state.RecordPluginMetrics {
 			observePlugin(pl.Name(), "Reserve", st, start)
@@ -713,7 +728,7 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *framework.St
 // RunPreBindPlugins runs PreBind.
 func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	for _, pl := range f.preBind {
-		start := time.Now()
+		start := pluginStart(state)
 		st := pl.PreBind(ctx, state, pod, node)
 		if state.RecordPluginMetrics {
 			observePlugin(pl.Name(), "PreBind", st, start)
@@ -729,7 +744,7 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.Cycl
 func (f *Framework) RunBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	var st *framework.Status
 	for _, pl := range f.bind {
-		start := time.Now()
+		start := pluginStart(state)
 		st = pl.Bind(ctx, state, pod, node)
 		if state.RecordPluginMetrics {
 			observePlugin(pl.Name(), "Bind", st, start)

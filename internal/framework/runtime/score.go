@@ -6,7 +6,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/kubesched/kubesched/internal/framework/parallelize"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -59,9 +58,12 @@ var _ framework.Handle = &Framework{}
 // RunPreScorePlugins runs PreScore on the feasible nodes; Skip is recorded
 // in state.SkipScorePlugins.
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) *framework.Status {
-	skip := sets.New[string]()
+	var skip framework.PluginNames
 	for _, pl := range f.preScore {
-		start := time.Now()
+		var start time.Time
+		if state.RecordPluginMetrics {
+			start = time.Now()
+		}
 		st := pl.PreScore(ctx, state, pod, nodes)
 		if state.RecordPluginMetrics {
 			observePlugin(pl.Name(), "PreScore", st, start)

@@ -60,12 +60,20 @@ func (s *preFilterState) Clone() framework.StateData {
 // concerns; Skip when neither the pod nor any existing pod has a required
 // term.
 func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	pi := framework.ParseAffinity(pod)
+	pi := state.PodInfoOf(pod).AffinityTerms
 	if pi.AffinityParseError != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %v", pi.AffinityParseError))
 	}
+	withAnti, err := pl.handle.SnapshotSharedLister().NodeInfos().HavePodsWithRequiredAntiAffinityList()
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if len(pi.RequiredAffinityTerms) == 0 && len(pi.RequiredAntiAffinityTerms) == 0 && len(withAnti) == 0 {
+		// Nothing to check, for this pod or against it (the state below
+		// would be empty and Skip returned).
+		return nil, framework.NewStatus(framework.Skip)
+	}
 	s := &preFilterState{existingAnti: pairCounts{}, affinity: pairCounts{}, anti: pairCounts{}}
-	var err error
 	if s.affinityTerms, err = pl.resolveNamespaces(pi.RequiredAffinityTerms); err != nil {
 		return nil, framework.AsStatus(err)
 	}
@@ -79,10 +87,6 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	// pod's shape, recounting only nodes that changed. The map is the
 	// memo's (read only here and in Filter; AddPod/RemovePod clone it).
 	// Without any such pod in the cluster there is nothing to count.
-	withAnti, err := pl.handle.SnapshotSharedLister().NodeInfos().HavePodsWithRequiredAntiAffinityList()
-	if err != nil {
-		return nil, framework.AsStatus(err)
-	}
 	if len(withAnti) > 0 {
 		am, unlockAnti := pl.antiMemos.get(podKey(pod, s.nsLabels))
 		am.refresh(nodes, pod, s.nsLabels)
