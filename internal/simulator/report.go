@@ -180,8 +180,8 @@ func (w *World) Report() *Report {
 			continue
 		}
 		nr.Pods++
-		pi := framework.NewPodInfo(p)
-		nr.requested.AddResource(&pi.Requests)
+		req, _, _ := framework.PodRequests(p)
+		nr.requested.AddResource(&req)
 	}
 	for _, n := range w.Store.Nodes() {
 		nr := byNode[n.Name]

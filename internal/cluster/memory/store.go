@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -151,7 +152,14 @@ func (s *Store) Pods() []*v1.Pod {
 	for _, p := range s.pods {
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return key(out[i].Namespace, out[i].Name) < key(out[j].Namespace, out[j].Name) })
+	slices.SortFunc(out, func(a, b *v1.Pod) int {
+		// namespace/name order; the keys are built only for pods of
+		// different namespaces.
+		if a.Namespace == b.Namespace {
+			return strings.Compare(a.Name, b.Name)
+		}
+		return strings.Compare(key(a.Namespace, a.Name), key(b.Namespace, b.Name))
+	})
 	return out
 }
 
