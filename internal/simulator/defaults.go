@@ -97,11 +97,13 @@ func systemClassValue(name string) int32 {
 func defaultContainers(p *v1.Pod, cs []v1.Container) {
 	for i := range cs {
 		c := &cs[i]
+		copied := false
 		for name, q := range c.Resources.Limits {
-			if c.Resources.Requests == nil {
-				c.Resources.Requests = v1.ResourceList{}
-			}
 			if _, ok := c.Resources.Requests[name]; !ok {
+				if !copied {
+					// The loader may share the list with other pods.
+					c.Resources.Requests, copied = cloneForWrite(c.Resources.Requests), true
+				}
 				c.Resources.Requests[name] = q.DeepCopy()
 			}
 		}

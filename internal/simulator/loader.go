@@ -67,6 +67,8 @@ type Cluster struct {
 	Ordered []*OrderedSet
 
 	workloads []workloadInput
+	// intern shares equal resource lists between the loaded objects.
+	intern *interner
 	// expander runs the workloads' controllers (again, in a timeline).
 	expander *expander
 	// Scenario is the timeline read from the files, if any.
@@ -217,6 +219,12 @@ func (c *Cluster) loadBytes(path string, data []byte) error {
 	// time on large clusters) and are added in file order, so the result
 	// and the first error reported are those of a sequential read.
 	results := make([]decoded, len(docs))
+	if c.intern == nil {
+		c.intern = newInterner()
+	}
+	for i := range results {
+		results[i].in = c.intern
+	}
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(docs), func(i int) {
 		results[i].err = decodeDocument(path, i+1, 0, docs[i], false, &results[i])
 	})
@@ -272,6 +280,8 @@ func splitDocuments(path string, data []byte) (docs [][]byte, readErr error) {
 // decoded is what one document holds: objects of kinds the simulator
 // reads, in order, and the kinds of the others.
 type decoded struct {
+	// in shares equal resource lists between the objects (nil: not).
+	in       *interner
 	objs     []runtime.Object
 	skipped  []string
 	scenario *Scenario
@@ -378,6 +388,12 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	if strictErr != nil {
 		return lerr(desc, "", strictErr.Error())
 	}
+	switch o := obj.(type) {
+	case *v1.Pod:
+		out.in.pod(o)
+	case *v1.Node:
+		out.in.node(o)
+	}
 	out.objs = append(out.objs, obj)
 	return nil
 }
@@ -404,6 +420,9 @@ func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decode
 		}
 	}
 	items := make([]decoded, len(raw))
+	for i := range items {
+		items[i].in = out.in
+	}
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
 		items[i].err = decodeDocument(path, doc, i+1, raw[i], true, &items[i])
 	})
