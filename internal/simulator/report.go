@@ -283,7 +283,7 @@ func quantities(r *framework.Resource, withPods bool) map[string]string {
 func (r *Report) Write(out io.Writer, format string) error {
 	switch format {
 	case "json":
-		return writeJSON(out, r)
+		return writeReportJSON(out, r)
 	case "yaml":
 		b, err := yaml.Marshal(r)
 		if err != nil {
