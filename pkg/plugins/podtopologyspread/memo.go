@@ -92,6 +92,21 @@ func (m *memo) at(ni *framework.NodeInfo, k int) (string, bool, bool) {
 	return m.labels.vals[j], m.labels.has[j], true
 }
 
+// hasAll reports whether ni has every constraint's key, from the memo
+// when it holds ni, else from its labels.
+func (m *memo) hasAll(ni *framework.NodeInfo, cs []constraint) bool {
+	for i := range cs {
+		_, ok, known := m.at(ni, i)
+		if !known {
+			return hasAllKeys(ni.Node().Labels, cs)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func newMemo(keys []string) *memo {
 	constraints := len(keys)
 	m := &memo{counts: make([]map[string]int, constraints), nodes: make([]map[string]int, constraints),

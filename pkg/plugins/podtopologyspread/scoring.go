@@ -56,33 +56,6 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 	for i := range cs {
 		s.counts[i] = map[string]int64{}
 	}
-	for _, ni := range feasible {
-		node := ni.Node()
-		if requireAll && !hasAllKeys(node.Labels, cs) {
-			s.ignored.Insert(node.Name)
-			continue
-		}
-		for i := range cs {
-			if cs[i].TopologyKey == v1.LabelHostname {
-				continue
-			}
-			// A node without the key (possible only with system defaults)
-			// makes a "" domain: it counts toward the topology's size, as
-			// upstream's, though Score never reads it.
-			v := node.Labels[cs[i].TopologyKey]
-			if _, seen := s.counts[i][v]; !seen {
-				s.counts[i][v] = 0
-				sizes[i]++
-			}
-		}
-	}
-	for i := range cs {
-		n := sizes[i]
-		if cs[i].TopologyKey == v1.LabelHostname {
-			n = len(feasible) - len(s.ignored)
-		}
-		s.weights[i] = math.Log(float64(n + 2))
-	}
 	logger := framework.Logger(ctx)
 	affinity := nodeaffinity.CompileRequired(pod)
 	// The matching pods of every node's domain come from a memo, as in
@@ -90,6 +63,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 	// that changed since the shape's last cycle are counted again. The
 	// system default spreading of every Service-backed pod needs this.
 	m, unlock := pl.memos.get("score|"+strconv.FormatBool(requireAll)+"|"+shapeKey(pod, cs), topologyKeys(cs))
+	defer unlock()
 	m.refresh(all, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
 		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
@@ -109,12 +83,43 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 		}
 	})
 	s.memo = m
+	// The feasible nodes' domains, with their label values read from the
+	// memo (refreshed above over every node) rather than from each node's
+	// label map: those lookups were most of a Service-backed pod's cycle.
+	for _, ni := range feasible {
+		if requireAll && !m.hasAll(ni, cs) {
+			s.ignored.Insert(ni.NodeName())
+			continue
+		}
+		for i := range cs {
+			if cs[i].TopologyKey == v1.LabelHostname {
+				continue
+			}
+			// A node without the key (possible only with system defaults)
+			// makes a "" domain: it counts toward the topology's size, as
+			// upstream's, though Score never reads it.
+			v, _, known := m.at(ni, i)
+			if !known {
+				v = ni.Node().Labels[cs[i].TopologyKey]
+			}
+			if _, seen := s.counts[i][v]; !seen {
+				s.counts[i][v] = 0
+				sizes[i]++
+			}
+		}
+	}
+	for i := range cs {
+		n := sizes[i]
+		if cs[i].TopologyKey == v1.LabelHostname {
+			n = len(feasible) - len(s.ignored)
+		}
+		s.weights[i] = math.Log(float64(n + 2))
+	}
 	for i := range cs {
 		for v := range s.counts[i] {
 			s.counts[i][v] = int64(m.counts[i][v])
 		}
 	}
-	unlock()
 	state.Write(preScoreStateKey, s)
 	return nil
 }
