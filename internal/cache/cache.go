@@ -352,6 +352,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 			}
 			ni.Index = old.Index
 			*old = *ni
+			s.changed(old.Index)
 		} else {
 			s.nodeInfoMap[name] = ni
 			rebuild = true

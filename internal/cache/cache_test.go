@@ -182,3 +182,47 @@ func TestSnapshotOrderInterleavesZones(t *testing.T) {
 		}
 	}
 }
+
+func TestSnapshotLogsWhichPositionsChanged(t *testing.T) {
+	c := New(klog.Background())
+	for _, n := range []string{"a", "b", "c"} {
+		c.AddNode(node(n))
+	}
+	s := NewEmptySnapshot()
+	c.UpdateSnapshot(s)
+	list, _ := s.List()
+	_, mark, _ := s.ChangesSince(0)
+	pos := func(name string) int32 {
+		ni, _ := s.Get(name)
+		return int32(ni.Index)
+	}
+
+	if got, _, ok := s.ChangesSince(mark); !ok || len(got) != 0 {
+		t.Fatalf("nothing changed: ChangesSince = %v, %v; want no positions, ok", got, ok)
+	}
+	if err := c.AddPod(st.MakePod().Name("p").UID("p").Node("b").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	c.UpdateSnapshot(s)
+	got, next, ok := s.ChangesSince(mark)
+	if !ok || len(got) != 1 || got[0] != pos("b") {
+		t.Fatalf("a pod added to b: ChangesSince = %v, %v; want [%d], ok", got, ok, pos("b"))
+	}
+	if _, _, ok := s.ChangesSince(next + 1); ok {
+		t.Errorf("a mark from the future was accepted")
+	}
+	c.AddNode(node("d"))
+	c.UpdateSnapshot(s)
+	if _, _, ok := s.ChangesSince(next); ok {
+		t.Errorf("a node was added (the list rebuilt), yet an older mark was accepted")
+	}
+	if l2, _ := s.List(); len(l2) != len(list)+1 {
+		t.Fatalf("list has %d nodes, want %d", len(l2), len(list)+1)
+	}
+	if _, _, ok := NewSnapshot().ChangesSince(0); ok {
+		t.Errorf("a snapshot built from NodeInfos claims to log changes")
+	}
+	if _, _, ok := NewEmptySnapshot().WithoutChangeLog().ChangesSince(0); ok {
+		t.Errorf("a snapshot without its change log claims to log changes")
+	}
+}

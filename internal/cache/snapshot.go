@@ -17,18 +17,69 @@ type Snapshot struct {
 	havePodsWithAffinity             []*framework.NodeInfo
 	havePodsWithRequiredAntiAffinity []*framework.NodeInfo
 	generation                       int64
+
+	// The change log (framework.NodeInfoChanges), kept by snapshots that
+	// Cache.UpdateSnapshot maintains: log holds the list positions of the
+	// NodeInfos updated in place, the seq-th change at log[seq-logStart];
+	// marks before validFrom (the last rebuild of the list) are stale.
+	trackChanges        bool
+	seq                 uint64
+	logStart, validFrom uint64
+	log                 []int32
+}
+
+// maxChangeLog bounds the change log; a memo that has not looked for
+// longer rescans its list.
+const maxChangeLog = 1 << 16
+
+var _ framework.NodeInfoChanges = &Snapshot{}
+
+// ChangesSince implements framework.NodeInfoChanges.
+func (s *Snapshot) ChangesSince(mark uint64) ([]int32, uint64, bool) {
+	if !s.trackChanges || mark < s.validFrom || mark < s.logStart || mark > s.seq {
+		return nil, s.seq, false
+	}
+	return s.log[mark-s.logStart:], s.seq, true
+}
+
+// WithoutChangeLog turns the change log off: plugins' memos then compare
+// every node's generation (the EquivalenceCache feature gate off, where
+// every reuse across cycles is checked against the generations).
+func (s *Snapshot) WithoutChangeLog() *Snapshot {
+	s.trackChanges = false
+	return s
+}
+
+// changed records that the NodeInfo at position i was updated in place.
+func (s *Snapshot) changed(i int) {
+	if len(s.log) == maxChangeLog {
+		half := maxChangeLog / 2
+		s.log = append(s.log[:0], s.log[half:]...)
+		s.logStart += uint64(half)
+	}
+	s.log = append(s.log, int32(i))
+	s.seq++
+}
+
+// rebuilt invalidates every mark: positions may all have moved.
+func (s *Snapshot) rebuilt() {
+	s.seq++
+	s.log = s.log[:0]
+	s.logStart, s.validFrom = s.seq, s.seq
 }
 
 var _ framework.SharedLister = &Snapshot{}
 
-// NewEmptySnapshot returns a snapshot to be filled by Cache.UpdateSnapshot.
+// NewEmptySnapshot returns a snapshot to be filled by Cache.UpdateSnapshot,
+// which logs its changes.
 func NewEmptySnapshot() *Snapshot {
-	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
+	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}, trackChanges: true}
 }
 
 // NewSnapshot builds a snapshot straight from NodeInfos (tests, explain).
 func NewSnapshot(infos ...*framework.NodeInfo) *Snapshot {
-	s := NewEmptySnapshot()
+	// Built from NodeInfos its caller may go on changing: no change log.
+	s := &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
 	for _, ni := range infos {
 		s.nodeInfoMap[ni.NodeName()] = ni
 	}
@@ -76,6 +127,7 @@ func (s *Snapshot) rebuildList() {
 	for i, ni := range s.nodeInfoList {
 		ni.Index = i
 	}
+	s.rebuilt()
 	s.rebuildAffinityLists()
 }
 

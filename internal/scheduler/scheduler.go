@@ -98,8 +98,9 @@ func WithClock(c clock.WithTickerAndDelayedExecution) Option { return func(o *op
 func WithListers(l framework.Listers) Option { return func(o *options) { o.listers = &l } }
 
 // WithEquivalenceCache turns the equivalence cache on or off (the
-// EquivalenceCache feature gate; on by default). Decisions are the same
-// either way.
+// EquivalenceCache feature gate; on by default), and with it the
+// snapshot's change log that plugins' memos refresh from (off, they
+// compare every node's generation). Decisions are the same either way.
 func WithEquivalenceCache(on bool) Option { return func(o *options) { o.noEquivalenceCache = !on } }
 
 // WithSynchronousBinding runs each binding cycle in the scheduling
@@ -149,6 +150,9 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 
 		syncBinding: o.syncBinding,
 		observer:    o.observer,
+	}
+	if o.noEquivalenceCache {
+		s.snapshot.WithoutChangeLog()
 	}
 	if cfg.PercentageOfNodesToScore != nil {
 		s.percentageOfNodesToScore = *cfg.PercentageOfNodesToScore

@@ -233,6 +233,19 @@ type SharedLister interface {
 	NodeInfos() NodeInfoLister
 }
 
+// NodeInfoChanges is implemented by a NodeInfoLister that can tell which
+// positions of its List changed: a plugin's memo that follows the list
+// (per-node contributions to cluster-wide counts) then looks at those
+// nodes only, instead of comparing every node's generation in every cycle.
+type NodeInfoChanges interface {
+	// ChangesSince returns the positions of List whose NodeInfo changed
+	// after mark, a value it returned before, and the mark to pass next.
+	// ok is false when it can't tell (the list was rebuilt, or mark is too
+	// old): the caller then looks at every position. Positions may repeat;
+	// the slice is read-only and valid until the list changes again.
+	ChangesSince(mark uint64) (positions []int32, next uint64, ok bool)
+}
+
 // Binder writes a binding to the world (the API, or the in-memory store).
 type Binder interface {
 	Bind(ctx context.Context, binding *v1.Binding) error

@@ -89,7 +89,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	// Without any such pod in the cluster there is nothing to count.
 	if len(withAnti) > 0 {
 		am, unlockAnti := pl.antiMemos.get(podKey(pod, s.nsLabels))
-		am.refresh(nodes, pod, s.nsLabels)
+		am.refresh(pl.handle.SnapshotSharedLister(), nodes, pod, s.nsLabels)
 		s.existingAnti = am.counts
 		for p := range am.counts {
 			if !slices.Contains(s.existingKeys, p.key) {
@@ -105,7 +105,7 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 		// The maps are the memo's, read only here and in Filter;
 		// AddPod/RemovePod work on clones (Clone).
 		m, unlock := pl.memos.get(termsKey(s.affinityTerms, s.antiTerms))
-		m.refresh(nodes, s.affinityTerms, s.antiTerms)
+		m.refresh(pl.handle.SnapshotSharedLister(), nodes, s.affinityTerms, s.antiTerms)
 		s.affinity, s.anti = m.affinity, m.anti
 		unlock()
 	}

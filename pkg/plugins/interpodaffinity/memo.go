@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // PreFilter's counts of the incoming pod's own required terms (existing
@@ -44,6 +45,7 @@ type optPair struct {
 
 // incomingMemo is the state of one set of terms.
 type incomingMemo struct {
+	track          helper.ChangeTracker
 	entries        []incomingEntry
 	affinity, anti pairCounts
 }
@@ -71,8 +73,21 @@ func (m pairCounts) addPair(p topologyPair, delta int64) {
 }
 
 // refresh brings the aggregates up to date with nodes.
-func (m *incomingMemo) refresh(nodes []*framework.NodeInfo, affinityTerms, antiTerms []framework.AffinityTerm) {
-	for i, ni := range nodes {
+func (m *incomingMemo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, affinityTerms, antiTerms []framework.AffinityTerm) {
+	positions, all := m.track.Since(lister, nodes)
+	for k := 0; ; k++ {
+		var i int
+		if all {
+			if i = k; i == len(nodes) {
+				break
+			}
+		} else {
+			if k == len(positions) {
+				return // only the changed positions: the list's length is the same
+			}
+			i = int(positions[k])
+		}
+		ni := nodes[i]
 		if i == len(m.entries) {
 			m.entries = append(m.entries, incomingEntry{affPairs: make([]optPair, len(affinityTerms)),
 				anti: make([]int64, len(antiTerms)), antiPairs: make([]optPair, len(antiTerms))})
@@ -184,6 +199,7 @@ type scoreEntry struct {
 }
 
 type scoreMemo struct {
+	track   helper.ChangeTracker
 	entries []scoreEntry
 	// scores aggregates the contributions per key and domain (a domain's
 	// entry goes when its sum is 0 again); matches counts the matching
@@ -210,8 +226,21 @@ func (m *scoreMemo) apply(e *scoreEntry, sign int64) {
 	}
 }
 
-func (m *scoreMemo) refresh(nodes []*framework.NodeInfo, compute func(*framework.NodeInfo, *scoreEntry)) {
-	for i, ni := range nodes {
+func (m *scoreMemo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, compute func(*framework.NodeInfo, *scoreEntry)) {
+	positions, all := m.track.Since(lister, nodes)
+	for k := 0; ; k++ {
+		var i int
+		if all {
+			if i = k; i == len(nodes) {
+				break
+			}
+		} else {
+			if k == len(positions) {
+				return
+			}
+			i = int(positions[k])
+		}
+		ni := nodes[i]
 		if i == len(m.entries) {
 			m.entries = append(m.entries, scoreEntry{})
 		}
@@ -292,6 +321,7 @@ type pairCount struct {
 }
 
 type antiMemo struct {
+	track   helper.ChangeTracker
 	entries []antiEntry
 	counts  pairCounts
 }
@@ -302,8 +332,21 @@ func (m *antiMemo) apply(e *antiEntry, sign int64) {
 	}
 }
 
-func (m *antiMemo) refresh(nodes []*framework.NodeInfo, pod *v1.Pod, nsLabels labels.Set) {
-	for i, ni := range nodes {
+func (m *antiMemo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, pod *v1.Pod, nsLabels labels.Set) {
+	positions, all := m.track.Since(lister, nodes)
+	for k := 0; ; k++ {
+		var i int
+		if all {
+			if i = k; i == len(nodes) {
+				break
+			}
+		} else {
+			if k == len(positions) {
+				return
+			}
+			i = int(positions[k])
+		}
+		ni := nodes[i]
 		if i == len(m.entries) {
 			m.entries = append(m.entries, antiEntry{})
 		}

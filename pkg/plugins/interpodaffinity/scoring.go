@@ -127,7 +127,7 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 		}
 	}
 	m, unlock := pl.scoreMemos.get(scoreKey(pod, nsLabels, hasPreferred, preferred, preferredAnti))
-	m.refresh(all, compute)
+	m.refresh(pl.handle.SnapshotSharedLister(), all, compute)
 	matched := m.matches > 0
 	s := &preScoreState{scores: m.scores}
 	unlock()

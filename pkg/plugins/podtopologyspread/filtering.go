@@ -108,7 +108,7 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 	// only here and in Filter; AddPod/RemovePod work on clones.
 	m, unlock := pl.memos.get(shapeKey(pod, cs), topologyKeys(cs))
 	s.memo = m
-	m.refresh(nodes, func(ni *framework.NodeInfo, into []contribution) {
+	m.refresh(pl.handle.SnapshotSharedLister(), nodes, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
 		if node == nil || !hasAllKeys(node.Labels, cs) {
 			return // a node must have every key to count

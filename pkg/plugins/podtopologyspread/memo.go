@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
 // PreFilter's domain counts, kept across cycles. Counting every node's
@@ -37,6 +38,8 @@ type memoEntry struct {
 
 // memo is the state of one pod shape.
 type memo struct {
+	// track says which positions changed since the last refresh.
+	track   helper.ChangeTracker
 	entries []memoEntry
 	// counts[i] maps a domain of constraint i to its matching pods; nodes[i]
 	// to the number of counted nodes in it (a domain exists while > 0).
@@ -132,16 +135,15 @@ func (m *memo) apply(c []contribution, sign int) {
 	}
 }
 
-// refresh brings the aggregate up to date with nodes, calling compute for
-// the nodes that changed since the last cycle.
-func (m *memo) refresh(nodes []*framework.NodeInfo, compute func(ni *framework.NodeInfo, into []contribution)) {
-	for i, ni := range nodes {
-		if i == len(m.entries) {
-			m.entries = append(m.entries, memoEntry{contrib: make([]contribution, len(m.counts))})
-		}
+// refresh brings the aggregate up to date with nodes (lister's List),
+// calling compute for the nodes that changed since the last cycle: the
+// positions lister logged as changed, or every position when it can't
+// tell.
+func (m *memo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, compute func(ni *framework.NodeInfo, into []contribution)) {
+	visit := func(i int, ni *framework.NodeInfo) {
 		e := &m.entries[i]
 		if e.ni == ni && e.gen == ni.Generation {
-			continue
+			return
 		}
 		if e.ni != nil {
 			m.apply(e.contrib, -1)
@@ -151,6 +153,18 @@ func (m *memo) refresh(nodes []*framework.NodeInfo, compute func(ni *framework.N
 		compute(ni, e.contrib)
 		m.apply(e.contrib, 1)
 		m.labels.set(i, ni)
+	}
+	if positions, all := m.track.Since(lister, nodes); !all {
+		for _, i := range positions {
+			visit(int(i), nodes[i])
+		}
+		return
+	}
+	for i, ni := range nodes {
+		if i == len(m.entries) {
+			m.entries = append(m.entries, memoEntry{contrib: make([]contribution, len(m.counts))})
+		}
+		visit(i, ni)
 	}
 	for i := len(nodes); i < len(m.entries); i++ {
 		if m.entries[i].ni != nil {

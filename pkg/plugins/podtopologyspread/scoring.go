@@ -64,7 +64,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 	// system default spreading of every Service-backed pod needs this.
 	m, unlock := pl.memos.get("score|"+strconv.FormatBool(requireAll)+"|"+shapeKey(pod, cs), topologyKeys(cs))
 	defer unlock()
-	m.refresh(all, func(ni *framework.NodeInfo, into []contribution) {
+	m.refresh(pl.handle.SnapshotSharedLister(), all, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
 		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
 			return
