@@ -546,9 +546,17 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 	// The rejected nodes go into the diagnosis at once, in a map sized
 	// for them: a pod that fits nowhere records every node, and growing
 	// the map node by node was a tenth of a large simulation's CPU.
-	diagnosis.NodeToStatus.Reserve(len(failed))
-	for _, f := range failed {
-		diagnosis.NodeToStatus.Set(f.ni.NodeName(), f.st)
+	// A node can already be there only from the nominated-node probe.
+	nts := diagnosis.NodeToStatus
+	if nts.Len() == 0 {
+		nts.Reserve(len(failed))
+		for _, f := range failed {
+			nts.AddNew(f.ni.NodeName(), f.st)
+		}
+	} else {
+		for _, f := range failed {
+			nts.Set(f.ni.NodeName(), f.st)
+		}
 	}
 	clear(failed)
 	s.failedBuf = failed[:0]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -167,33 +168,68 @@ type NodeToStatusReader interface {
 // NodeToStatus maps node names to their rejecting status. Nodes not in the
 // map (e.g. cut by a PreFilter node restriction) get AbsentNodesStatus.
 type NodeToStatus struct {
+	// m is built on the first Set, Get or Recorded; until then the
+	// statuses added with AddNew are kept in names and sts, in order: a
+	// cycle that finds a node records every node it rejected on the way,
+	// and building a map of thousands of them was a fifth of the cycle
+	// of a pod that most nodes reject, though only a failed cycle reads it.
 	m                 map[string]*Status
+	once              sync.Once // builds m; Get may be called in parallel
+	names             []string
+	sts               []*Status
 	AbsentNodesStatus *Status
 }
 
 // NewNodeToStatus returns an empty map whose absent nodes are
 // UnschedulableAndUnresolvable; size is a capacity hint.
 func NewNodeToStatus(size ...int) *NodeToStatus {
-	n := 0
-	if len(size) > 0 {
-		n = size[0]
+	n := &NodeToStatus{AbsentNodesStatus: NewStatus(UnschedulableAndUnresolvable)}
+	if len(size) > 0 && size[0] > 0 {
+		n.m = make(map[string]*Status, size[0])
 	}
-	return &NodeToStatus{m: make(map[string]*Status, n), AbsentNodesStatus: NewStatus(UnschedulableAndUnresolvable)}
+	return n
 }
 
-// Reserve makes room for n more nodes' statuses when none is recorded
-// yet (a map sized once instead of grown node by node).
+// Reserve makes room for size more nodes' statuses added with AddNew.
 func (n *NodeToStatus) Reserve(size int) {
-	if len(n.m) == 0 && size > 0 {
-		n.m = make(map[string]*Status, size)
+	if n.m == nil && cap(n.names)-len(n.names) < size {
+		n.names = append(make([]string, 0, len(n.names)+size), n.names...)
+		n.sts = append(make([]*Status, 0, len(n.sts)+size), n.sts...)
 	}
+}
+
+func (n *NodeToStatus) materialize() {
+	n.once.Do(func() {
+		if n.m != nil {
+			return
+		}
+		n.m = make(map[string]*Status, len(n.names))
+		for i, name := range n.names {
+			n.m[name] = n.sts[i]
+		}
+		n.names, n.sts = nil, nil
+	})
 }
 
 // Set records a node's status.
-func (n *NodeToStatus) Set(node string, s *Status) { n.m[node] = s }
+func (n *NodeToStatus) Set(node string, s *Status) {
+	n.materialize()
+	n.m[node] = s
+}
+
+// AddNew records the status of a node the caller knows has none recorded
+// (each node of a search is looked at once).
+func (n *NodeToStatus) AddNew(node string, s *Status) {
+	if n.m != nil {
+		n.m[node] = s
+		return
+	}
+	n.names, n.sts = append(n.names, node), append(n.sts, s)
+}
 
 // Get returns the node's status.
 func (n *NodeToStatus) Get(node string) *Status {
+	n.materialize()
 	if s, ok := n.m[node]; ok {
 		return s
 	}
@@ -201,10 +237,16 @@ func (n *NodeToStatus) Get(node string) *Status {
 }
 
 // Len counts recorded nodes.
-func (n *NodeToStatus) Len() int { return len(n.m) }
+func (n *NodeToStatus) Len() int {
+	if n.m == nil {
+		return len(n.names)
+	}
+	return len(n.m)
+}
 
 // Recorded returns the recorded node names, sorted.
 func (n *NodeToStatus) Recorded() []string {
+	n.materialize()
 	out := make([]string, 0, len(n.m))
 	for k := range n.m {
 		out = append(out, k)
@@ -253,6 +295,7 @@ func (f *FitError) reasonHistogram() string {
 	}
 	counts := map[string]int{}
 	if nts := f.Diagnosis.NodeToStatus; nts != nil {
+		nts.materialize()
 		for _, st := range nts.m {
 			for _, r := range st.Reasons() {
 				counts[r]++
