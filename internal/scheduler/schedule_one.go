@@ -488,6 +488,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 	failed := s.failedBuf[:0]
 	var firstErr atomic.Pointer[framework.Status]
 	processed := 0
+	lastRejector := ""
 	par := fwk.Parallelizer()
 	for processed < numAll && len(feasible) < toFind {
 		window := toFind - len(feasible)
@@ -536,8 +537,10 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 				}
 			} else {
 				failed = append(failed, nodeStatus{ni, st})
-				if st.Plugin() != "" {
-					diagnosis.UnschedulablePlugins.Insert(st.Plugin())
+				// Rejections come in runs of one plugin: insert on a change.
+				if p := st.Plugin(); p != "" && p != lastRejector {
+					diagnosis.UnschedulablePlugins.Insert(p)
+					lastRejector = p
 				}
 			}
 		}
@@ -551,7 +554,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 	if nts.Len() == 0 {
 		nts.Reserve(len(failed))
 		for _, f := range failed {
-			nts.AddNew(f.ni.NodeName(), f.st)
+			nts.AddNew(f.ni, f.st)
 		}
 	} else {
 		for _, f := range failed {

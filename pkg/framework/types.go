@@ -175,7 +175,7 @@ type NodeToStatus struct {
 	// of a pod that most nodes reject, though only a failed cycle reads it.
 	m                 map[string]*Status
 	once              sync.Once // builds m; Get may be called in parallel
-	names             []string
+	infos             []*NodeInfo
 	sts               []*Status
 	AbsentNodesStatus *Status
 }
@@ -192,8 +192,8 @@ func NewNodeToStatus(size ...int) *NodeToStatus {
 
 // Reserve makes room for size more nodes' statuses added with AddNew.
 func (n *NodeToStatus) Reserve(size int) {
-	if n.m == nil && cap(n.names)-len(n.names) < size {
-		n.names = append(make([]string, 0, len(n.names)+size), n.names...)
+	if n.m == nil && cap(n.infos)-len(n.infos) < size {
+		n.infos = append(make([]*NodeInfo, 0, len(n.infos)+size), n.infos...)
 		n.sts = append(make([]*Status, 0, len(n.sts)+size), n.sts...)
 	}
 }
@@ -203,11 +203,11 @@ func (n *NodeToStatus) materialize() {
 		if n.m != nil {
 			return
 		}
-		n.m = make(map[string]*Status, len(n.names))
-		for i, name := range n.names {
-			n.m[name] = n.sts[i]
+		n.m = make(map[string]*Status, len(n.infos))
+		for i, ni := range n.infos {
+			n.m[ni.NodeName()] = n.sts[i]
 		}
-		n.names, n.sts = nil, nil
+		n.infos, n.sts = nil, nil
 	})
 }
 
@@ -218,13 +218,14 @@ func (n *NodeToStatus) Set(node string, s *Status) {
 }
 
 // AddNew records the status of a node the caller knows has none recorded
-// (each node of a search is looked at once).
-func (n *NodeToStatus) AddNew(node string, s *Status) {
+// (each node of a search is looked at once); its name is read when the
+// map is built, within the cycle (a snapshot's NodeInfo keeps its node).
+func (n *NodeToStatus) AddNew(ni *NodeInfo, s *Status) {
 	if n.m != nil {
-		n.m[node] = s
+		n.m[ni.NodeName()] = s
 		return
 	}
-	n.names, n.sts = append(n.names, node), append(n.sts, s)
+	n.infos, n.sts = append(n.infos, ni), append(n.sts, s)
 }
 
 // Get returns the node's status.
@@ -239,7 +240,7 @@ func (n *NodeToStatus) Get(node string) *Status {
 // Len counts recorded nodes.
 func (n *NodeToStatus) Len() int {
 	if n.m == nil {
-		return len(n.names)
+		return len(n.infos)
 	}
 	return len(n.m)
 }
