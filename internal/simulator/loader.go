@@ -242,8 +242,9 @@ func (c *Cluster) loadBytes(path string, data []byte) error {
 			}
 			c.Scenario = sc
 		}
+		source := fmt.Sprintf("%s#%d", path, i+1) // one string for a document's objects
 		for _, obj := range results[i].objs {
-			c.add(path, i+1, obj)
+			c.add(source, obj)
 		}
 	}
 	return readErr
@@ -457,13 +458,13 @@ func decodeStrict(js []byte, kind, apiVersion string) (obj runtime.Object, stric
 }
 
 // add files a decoded object under its kind.
-func (c *Cluster) add(path string, doc int, obj runtime.Object) {
+func (c *Cluster) add(source string, obj runtime.Object) {
 	switch o := obj.(type) {
 	case *v1.Node:
 		c.Nodes = append(c.Nodes, o)
 	case *v1.Pod:
 		c.Pods = append(c.Pods, o)
-		c.Sources[podKey(o)] = fmt.Sprintf("%s#%d", path, doc)
+		c.Sources[podKey(o)] = source
 	case *v1.Namespace:
 		c.Namespaces = append(c.Namespaces, o)
 	case *schedulingv1.PriorityClass:
@@ -490,7 +491,7 @@ func (c *Cluster) add(path string, doc int, obj runtime.Object) {
 	}
 	switch obj.(type) {
 	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
-		c.workloads = append(c.workloads, workloadInput{obj: obj, source: fmt.Sprintf("%s#%d", path, doc)})
+		c.workloads = append(c.workloads, workloadInput{obj: obj, source: source})
 	}
 }
 

@@ -354,7 +354,7 @@ func (w *World) create(obj runtime.Object, source string) error {
 	case *schedulingv1.PriorityClass:
 		c.PriorityClasses = append(c.PriorityClasses, o)
 	default:
-		c.add(source, 0, obj)
+		c.add(source+"#0", obj)
 		switch o.(type) {
 		case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
 			in := &c.workloads[len(c.workloads)-1]
