@@ -22,6 +22,12 @@ type Snapshot struct {
 	// Cache.UpdateSnapshot maintains: log holds the list positions of the
 	// NodeInfos updated in place, the seq-th change at log[seq-logStart];
 	// marks before validFrom (the last rebuild of the list) are stale.
+	// gens[i] is nodeInfoList[i].Generation, kept beside the list so a
+	// pass over many nodes can check generations without touching each
+	// NodeInfo (framework.NodeGenerations).
+	gens       []int64
+	maintained bool // by Cache.UpdateSnapshot, the only writer of its NodeInfos
+
 	trackChanges        bool
 	seq                 uint64
 	logStart, validFrom uint64
@@ -50,8 +56,18 @@ func (s *Snapshot) WithoutChangeLog() *Snapshot {
 	return s
 }
 
+// Generations implements framework.NodeGenerations; nil for a snapshot
+// built from NodeInfos its caller may change (NewSnapshot).
+func (s *Snapshot) Generations() []int64 {
+	if !s.maintained {
+		return nil
+	}
+	return s.gens
+}
+
 // changed records that the NodeInfo at position i was updated in place.
 func (s *Snapshot) changed(i int) {
+	s.gens[i] = s.nodeInfoList[i].Generation
 	if len(s.log) == maxChangeLog {
 		half := maxChangeLog / 2
 		s.log = append(s.log[:0], s.log[half:]...)
@@ -73,7 +89,7 @@ var _ framework.SharedLister = &Snapshot{}
 // NewEmptySnapshot returns a snapshot to be filled by Cache.UpdateSnapshot,
 // which logs its changes.
 func NewEmptySnapshot() *Snapshot {
-	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}, trackChanges: true}
+	return &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}, trackChanges: true, maintained: true}
 }
 
 // NewSnapshot builds a snapshot straight from NodeInfos (tests, explain).
@@ -124,8 +140,10 @@ func (s *Snapshot) rebuildList() {
 			}
 		}
 	}
+	s.gens = s.gens[:0]
 	for i, ni := range s.nodeInfoList {
 		ni.Index = i
+		s.gens = append(s.gens, ni.Generation)
 	}
 	s.rebuilt()
 	s.rebuildAffinityLists()

@@ -34,6 +34,9 @@ type PodInfo struct {
 	NonZeroCPU, NonZeroMem int64
 	// HostPorts are the host ports the pod's containers use.
 	HostPorts []v1.ContainerPort
+	// Priority is the pod's priority (spec.priority, 0 when unset): the
+	// queue compares it for every move of a pod in its heaps.
+	Priority int32
 	// The pod's inter-pod affinity, parsed once.
 	AffinityTerms
 }
@@ -58,6 +61,9 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi := &PodInfo{Pod: pod}
 	pi.Requests, pi.NonZeroCPU, pi.NonZeroMem = PodRequests(pod)
 	pi.HostPorts = HostPortsOf(pod)
+	if pod.Spec.Priority != nil {
+		pi.Priority = *pod.Spec.Priority
+	}
 	pi.parseAffinity()
 	return pi
 }

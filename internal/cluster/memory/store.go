@@ -44,7 +44,7 @@ type Store struct {
 	pods    map[string]*v1.Pod
 	pending []func(cluster.EventHandler)
 	handler cluster.EventHandler
-	events  []Event
+	events  []recorded
 	// Evicted records preemption victims by their namespace/name key.
 	Evicted map[string]Eviction
 	// evictions are the victims' keys in the order they were evicted.
@@ -336,7 +336,20 @@ func (s *Store) EventRecorder(string) events.EventRecorder { return recorder{s} 
 func (s *Store) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Event(nil), s.events...)
+	out := make([]Event, len(s.events))
+	for i, r := range s.events {
+		out[i] = r.Event
+		out[i].Message = fmt.Sprintf(r.note, r.args...)
+	}
+	return out
+}
+
+// recorded is an event whose message is formatted when read: the
+// simulator records one per binding and reads them only in tests.
+type recorded struct {
+	Event
+	note string
+	args []interface{}
 }
 
 type recorder struct{ s *Store }
@@ -348,7 +361,7 @@ func (r recorder) Eventf(regarding, _ runtime.Object, eventtype, reason, action,
 	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	r.s.events = append(r.s.events, Event{Object: obj, Type: eventtype, Reason: reason, Action: action, Message: fmt.Sprintf(note, args...)})
+	r.s.events = append(r.s.events, recorded{Event: Event{Object: obj, Type: eventtype, Reason: reason, Action: action}, note: note, args: args})
 }
 
 func metaAccessor(obj runtime.Object) (metav1.Object, error) {

@@ -277,6 +277,25 @@ func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, s
 // the scheduling CPU went to goroutine starts and futex wake-ups).
 const maxSerialMisses = 8
 
+// listGenerations returns the generations kept beside the snapshot's
+// list when nodes is that list, else nil.
+func (f *Framework) listGenerations(nodes []*framework.NodeInfo) []int64 {
+	if f.opts.Snapshot == nil || len(nodes) == 0 {
+		return nil
+	}
+	nl := f.opts.Snapshot.NodeInfos()
+	ng, ok := nl.(framework.NodeGenerations)
+	if !ok {
+		return nil
+	}
+	gens := ng.Generations()
+	list, _ := nl.List()
+	if len(gens) != len(nodes) || len(list) != len(nodes) || &list[0] != &nodes[0] {
+		return nil
+	}
+	return gens
+}
+
 // FilterCachedPrefix evaluates Filter on nodes[(start+i)%len(nodes)],
 // i < n, in the calling goroutine, writing statuses[i]: from the
 // equivalence cache, running the plugins for at most maxSerialMisses
@@ -293,6 +312,30 @@ func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.Cyc
 	entries, last := cy.class.entries, cy.lastSlot
 	misses := 0
 	j := start % len(nodes)
+	if gens := f.listGenerations(nodes); gens != nil {
+		// nodes is the snapshot's list: position j is Index j, and its
+		// generation is gens[j]; a warm window touches no NodeInfo.
+		for i := 0; i < n; i++ {
+			if j < len(entries) {
+				if e := &entries[j]; e.gen == gens[j] && e.filtered > last {
+					statuses[i] = e.st
+					if j++; j == len(nodes) {
+						j = 0
+					}
+					continue
+				}
+			}
+			if misses == maxSerialMisses {
+				return i
+			}
+			misses++
+			statuses[i] = f.runFilterPluginsCached(ctx, state, pod, nodes[j], cy)
+			if j++; j == len(nodes) {
+				j = 0
+			}
+		}
+		return n
+	}
 	for i := 0; i < n; i++ {
 		ni := nodes[j]
 		if j++; j == len(nodes) {

@@ -5,7 +5,6 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -29,7 +28,7 @@ func (*PrioritySort) Name() string { return Name }
 
 // Less implements framework.QueueSortPlugin.
 func (*PrioritySort) Less(a, b *framework.QueuedPodInfo) bool {
-	pa, pb := corev1helpers.PodPriority(a.Pod), corev1helpers.PodPriority(b.Pod)
+	pa, pb := a.Priority, b.Priority // corev1helpers.PodPriority, computed once
 	if pa != pb {
 		return pa > pb
 	}
