@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	goruntime "runtime"
 	"sort"
 	"strings"
@@ -113,6 +114,14 @@ const StdinName = "<stdin>"
 
 // LoadFrom is Load with "-" read from stdin.
 func LoadFrom(paths []string, stdin io.Reader) (*Cluster, error) {
+	// Decoding is nearly all allocation of objects that stay: the collector
+	// runs four times less often meanwhile (unless GOGC says otherwise).
+	// The memory it leaves is reused by the simulation, whose one core
+	// would otherwise fault the pages in (~10 µs each on this kind of
+	// machine): SchedulingBasic 0.99 -> 0.95 s, the same peak RSS.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	c := &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}}
 	readStdin := false
 	for _, p := range paths {
