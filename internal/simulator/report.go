@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -162,31 +163,36 @@ func (w *World) Report() *Report {
 		r.Pods = append(r.Pods, PodResult{Namespace: ns, Name: name, Node: ev.Node, Status: StatusPreempted, Message: "preempted by " + ev.Preemptor})
 		r.Summary.Preempted++
 	}
-	sort.Slice(r.Pods, func(i, j int) bool {
-		a, b := r.Pods[i], r.Pods[j]
-		return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
+	slices.SortFunc(r.Pods, func(a, b PodResult) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
 	})
 	byNode := map[string]*NodeResult{}
-	for _, n := range w.Store.Nodes() {
+	nodes := w.Store.Nodes()
+	for _, n := range nodes {
 		nr := &NodeResult{Name: n.Name, allocatable: *framework.NewResource(n.Status.Allocatable), zone: n.Labels[v1.LabelTopologyZone], pool: n.Labels["pool"]}
 		if nr.pool == "" {
 			nr.pool = n.Labels[v1.LabelInstanceTypeStable]
 		}
 		byNode[n.Name] = nr
 	}
-	for _, p := range w.Store.Pods() {
+	w.Store.EachPod(func(p *v1.Pod) { // sums: any order
 		nr, ok := byNode[p.Spec.NodeName]
 		if !ok || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			continue
+			return
 		}
 		nr.Pods++
 		req, _, _ := framework.PodRequests(p)
 		nr.requested.AddResource(&req)
-	}
-	for _, n := range w.Store.Nodes() {
+	})
+	// Nodes alike share their quantity maps (read-only from here on).
+	shared := map[quantitiesKey]map[string]string{}
+	for _, n := range nodes {
 		nr := byNode[n.Name]
-		nr.Requested = quantities(&nr.requested, false)
-		nr.Allocatable = quantities(&nr.allocatable, true)
+		nr.Requested = sharedQuantities(shared, &nr.requested, false)
+		nr.Allocatable = sharedQuantities(shared, &nr.allocatable, true)
 		r.Nodes = append(r.Nodes, *nr)
 	}
 	r.Summary.Nodes = len(r.Nodes)
@@ -258,6 +264,26 @@ func (w *World) workloadResults(r *Report) []WorkloadResult {
 		})
 	}
 	return out
+}
+
+type quantitiesKey struct {
+	cpu, mem, eph, pods int64
+	withPods            bool
+}
+
+// sharedQuantities is quantities, the same map for equal resources without
+// scalars.
+func sharedQuantities(shared map[quantitiesKey]map[string]string, r *framework.Resource, withPods bool) map[string]string {
+	if len(r.Scalar) > 0 {
+		return quantities(r, withPods)
+	}
+	k := quantitiesKey{r.MilliCPU, r.Memory, r.EphemeralStorage, r.AllowedPodNumber, withPods}
+	if m, ok := shared[k]; ok {
+		return m
+	}
+	m := quantities(r, withPods)
+	shared[k] = m
+	return m
 }
 
 func quantities(r *framework.Resource, withPods bool) map[string]string {

@@ -163,6 +163,16 @@ func (s *Store) Pods() []*v1.Pod {
 	return out
 }
 
+// EachPod calls fn with every pod, in no particular order; fn must not
+// call the store.
+func (s *Store) EachPod(fn func(*v1.Pod)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pods {
+		fn(p)
+	}
+}
+
 // Nodes returns every node, sorted by name.
 func (s *Store) Nodes() []*v1.Node {
 	s.mu.Lock()
