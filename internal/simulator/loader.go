@@ -12,8 +12,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	goruntime "runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 

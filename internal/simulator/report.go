@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
