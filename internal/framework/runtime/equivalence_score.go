@@ -55,8 +55,12 @@ func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.Cycl
 			need |= 1 << slots[j]
 		}
 		if e.scored&need != need || !(e.hasPartial && e.partialMask == partialMask) {
-			if misses++; misses > maxSerialMisses {
-				return nil, false
+			// Only scores to compute count as misses: a sum of cached
+			// scores (left by the general pass, which keeps no sums) is cheap.
+			if e.scored&need != need {
+				if misses++; misses > maxSerialMisses {
+					return nil, false
+				}
 			}
 			if !f.fillScores(ctx, state, pod, ni, cy, e, partialMask) {
 				return nil, false
