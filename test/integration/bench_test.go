@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -48,6 +49,12 @@ type realResult struct {
 	SchedulerCPU    float64 `json:"schedulerCPUSeconds"`
 	SchedulerCPUPod float64 `json:"schedulerCPUMsPerPod"`
 	APIServerCPU    float64 `json:"apiServerCPUSeconds"`
+	// EtcdCPU is etcd's over the same interval.
+	EtcdCPU float64 `json:"etcdCPUSeconds"`
+	// Busy is the scheduler's, kube-apiserver's and etcd's CPU over the
+	// machine's (start to last bind, every core): near 1, the run is bound
+	// by the machine, not by any one process.
+	Busy float64 `json:"machineBusy"`
 }
 
 // TestBenchmarkAgainstKubeScheduler runs the benchmark suite (perfgen's
@@ -72,7 +79,7 @@ func TestBenchmarkAgainstKubeScheduler(t *testing.T) {
 	only := os.Getenv("KUBESCHED_BENCH_ONLY")
 	var results []realResult
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "WORKLOAD\tSCHEDULER\tPODS\tBOUND\tTHROUGHPUT (pods/s)\tSTART->LAST BIND (s)\tP50 (s)\tP99 (s)\tSCHED CPU (s)\tCPU/POD (ms)\tAPISERVER CPU (s)\tRATIO\t")
+	fmt.Fprintln(tw, "WORKLOAD\tSCHEDULER\tPODS\tBOUND\tTHROUGHPUT (pods/s)\tSTART->LAST BIND (s)\tP50 (s)\tP99 (s)\tSCHED CPU (s)\tCPU/POD (ms)\tAPISERVER CPU (s)\tETCD CPU (s)\tMACHINE BUSY\tRATIO\t")
 	for _, w := range perfgen.All() {
 		if scale > 1 {
 			w = w.Scaled(scale)
@@ -91,8 +98,8 @@ func TestBenchmarkAgainstKubeScheduler(t *testing.T) {
 			if i == 0 && len(pair) == 2 && pair[1].Throughput > 0 {
 				ratio = fmt.Sprintf("%.2fx thr, %.2fx cpu/pod", r.Throughput/pair[1].Throughput, r.SchedulerCPUPod/pair[1].SchedulerCPUPod)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%.1f\t%.2f\t%.1f\t%s\t\n", r.Workload, r.Scheduler, r.Measured, r.Bound,
-				r.Throughput, r.StartToLastBind, r.P50, r.P99, r.SchedulerCPU, r.SchedulerCPUPod, r.APIServerCPU, ratio)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%.1f\t%.2f\t%.1f\t%.1f\t%.0f%%\t%s\t\n", r.Workload, r.Scheduler, r.Measured, r.Bound,
+				r.Throughput, r.StartToLastBind, r.P50, r.P99, r.SchedulerCPU, r.SchedulerCPUPod, r.APIServerCPU, r.EtcdCPU, 100*r.Busy, ratio)
 		}
 		tw.Flush()
 		results = append(results, pair...)
@@ -193,6 +200,10 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 	if err != nil {
 		t.Fatal(err)
 	}
+	etcdCPU0, err := fw.ProcessCPU(cp.EtcdPID())
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	var pid int
 	var profiling sync.WaitGroup
@@ -252,17 +263,20 @@ wait:
 			break wait
 		}
 	}
-	var schedCPU, apiCPU time.Duration
+	var schedCPU, apiCPU, etcdCPU time.Duration
 	if c, err := fw.ProcessCPU(pid); err == nil {
 		schedCPU = c
 	}
 	if c, err := fw.ProcessCPU(cp.APIServerPID()); err == nil {
 		apiCPU = c - apiCPU0
 	}
+	if c, err := fw.ProcessCPU(cp.EtcdPID()); err == nil {
+		etcdCPU = c - etcdCPU0
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	r := realResult{Workload: w.FullName(), Scheduler: string(impl), Measured: len(measured), Bound: len(bound),
-		SchedulerCPU: schedCPU.Seconds(), APIServerCPU: apiCPU.Seconds()}
+		SchedulerCPU: schedCPU.Seconds(), APIServerCPU: apiCPU.Seconds(), EtcdCPU: etcdCPU.Seconds()}
 	if len(bound) == 0 {
 		return r
 	}
@@ -282,6 +296,7 @@ wait:
 	sort.Float64s(latencies)
 	last := binds[len(binds)-1]
 	r.StartToLastBind = last.Sub(start).Seconds()
+	r.Busy = (r.SchedulerCPU + r.APIServerCPU + r.EtcdCPU) / (r.StartToLastBind * float64(goruntime.NumCPU()))
 	r.FirstCreateToLastBind = last.Sub(firstCreate).Seconds()
 	r.P50 = latencies[len(latencies)/2]
 	r.P99 = latencies[len(latencies)*99/100]

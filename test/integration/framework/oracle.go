@@ -205,6 +205,9 @@ func (s *Scheduler) PID() int { return s.cmd.Process.Pid }
 // APIServerPID is kube-apiserver's process id.
 func (cp *ControlPlane) APIServerPID() int { return cp.api.Process.Pid }
 
+// EtcdPID is etcd's process id.
+func (cp *ControlPlane) EtcdPID() int { return cp.etcd.Process.Pid }
+
 // ProcessCPU is the user plus system CPU time a live process has used so
 // far (from /proc/PID/stat, in clock ticks of 10 ms).
 func ProcessCPU(pid int) (time.Duration, error) {
