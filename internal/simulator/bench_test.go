@@ -61,6 +61,9 @@ func clonePods(c *Cluster) []*v1.Pod {
 // on scheduler_perf's workloads at a fifth of their size.
 func BenchmarkSimulatePerfWorkloads(b *testing.B) {
 	for _, w := range perfgen.All() {
+		if w.Churn != nil {
+			continue // wall-time churn: the real-cluster benchmark's
+		}
 		w := w.Scaled(5)
 		b.Run(w.Name, func(b *testing.B) {
 			benchmarkRun(b, loadObjects(b, w.Objects()), w.MeasurePods)

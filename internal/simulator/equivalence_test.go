@@ -101,6 +101,9 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 		}})
 	}
 	for _, w := range perfgen.All() {
+		if w.Churn != nil {
+			continue // wall-time churn: the real-cluster benchmark's
+		}
 		small := w.Scaled(40)
 		inputs = append(inputs, input{"scheduler_perf's " + w.Name + " at 1/40 size", func(t *testing.T) *Cluster {
 			return loadObjects(t, small.Objects())

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
@@ -246,6 +247,12 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		}
 	}
 
+	if w.Churn != nil {
+		churnStop, churnDone := make(chan struct{}), make(chan struct{})
+		defer func() { close(churnStop); <-churnDone }()
+		go churn(t, client, w.Churn, churnStop, churnDone)
+	}
+
 	// Wait for every measured pod, or for progress to stop for 30 s.
 	stall := time.NewTimer(30 * time.Second)
 	defer stall.Stop()
@@ -382,6 +389,51 @@ func createAll(t *testing.T, c kubernetes.Interface, objs []runtime.Object, afte
 			t.Fatal(firstErr)
 		}
 	}
+}
+
+// churn is scheduler_perf's recreate churn: every period, each template's
+// last object is deleted and a new one created, until stop is closed.
+func churn(t *testing.T, c kubernetes.Interface, ch *perfgen.Churn, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	ctx := context.Background()
+	last := make([]runtime.Object, len(ch.Templates))
+	tick := time.NewTicker(ch.Interval)
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		for i, tmpl := range ch.Templates {
+			if prev := last[i]; prev != nil {
+				if err := remove(ctx, c, prev); err != nil && !apierrors.IsNotFound(err) {
+					t.Errorf("churn: deleting: %v", err)
+				}
+			}
+			o := tmpl.DeepCopyObject()
+			m := o.(metav1.Object)
+			m.SetName(fmt.Sprintf("churn-%d-%d", i, n))
+			if err := create(ctx, c, o); err != nil {
+				t.Errorf("churn: creating %s: %v", m.GetName(), err)
+				continue
+			}
+			last[i] = o
+		}
+	}
+}
+
+func remove(ctx context.Context, c kubernetes.Interface, o runtime.Object) error {
+	m := o.(metav1.Object)
+	switch o.(type) {
+	case *v1.Node:
+		return c.CoreV1().Nodes().Delete(ctx, m.GetName(), metav1.DeleteOptions{})
+	case *v1.Pod:
+		return c.CoreV1().Pods(m.GetNamespace()).Delete(ctx, m.GetName(), metav1.DeleteOptions{})
+	case *v1.Service:
+		return c.CoreV1().Services(m.GetNamespace()).Delete(ctx, m.GetName(), metav1.DeleteOptions{})
+	}
+	return fmt.Errorf("benchmark: cannot delete a %T", o)
 }
 
 func create(ctx context.Context, c kubernetes.Interface, o runtime.Object) error {

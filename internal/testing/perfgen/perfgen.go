@@ -14,6 +14,7 @@ package perfgen
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -32,6 +33,18 @@ type Workload struct {
 	MeasurePods int
 	// build returns the objects, init pods bound, measured pods pending.
 	build func(w Workload) []runtime.Object
+	// Churn, when set, is scheduler_perf's churn op in its recreate mode:
+	// every Interval, each template's previous object is deleted and a new
+	// one (a fresh name) created, while the measured pods are scheduled.
+	// It needs wall time: only the real-cluster benchmark runs it.
+	Churn *Churn
+}
+
+// Churn is a recreate churn: templates and their period.
+type Churn struct {
+	Interval time.Duration
+	// Templates are copied, with Name set to a new name each time.
+	Templates []runtime.Object
 }
 
 // Objects returns the workload's cluster: nodes, namespaces, services,
@@ -53,6 +66,7 @@ func All() []Workload {
 		{Name: "DefaultTopologySpreading", Size: "5000Nodes_10000Pods", Nodes: 5000, InitPods: 5000, MeasurePods: 10000, build: defaultTopologySpreading},
 		{Name: "PreemptionBasic", Size: "1000Nodes", Nodes: 1000, InitPods: 4000, MeasurePods: 1000, build: preemptionBasic},
 		{Name: "Unschedulable", Size: "5kNodes/100Init/10kPods", Nodes: 5000, InitPods: 100, MeasurePods: 10000, build: unschedulable},
+		{Name: "SchedulingWithMixedChurn", Size: "5000Nodes_10000Pods", Nodes: 5000, MeasurePods: 10000, build: basic, Churn: mixedChurn()},
 	}
 }
 
@@ -253,6 +267,24 @@ func preemptionBasic(w Workload) []runtime.Object {
 		*p.Spec.Priority = 10
 		return p
 	})...)
+}
+
+// mixedChurn is SchedulingWithMixedChurn's churn: templates/churn/node-default.yaml
+// (a Ready node with room for no pod), pod-high-priority-large-cpu.yaml (9
+// CPUs at priority 10: fits nowhere) and churn/service-default.yaml, each
+// recreated every second.
+func mixedChurn() *Churn {
+	n := &v1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		Status: v1.NodeStatus{Capacity: v1.ResourceList{v1.ResourcePods: resource.MustParse("0")},
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}, Phase: v1.NodeRunning}}
+	p := pod("", "default", "9", "500Mi", false)
+	p.Spec.Containers[0].Image = "registry.k8s.io/pause:3.10.1"
+	p.Spec.Priority = new(int32)
+	*p.Spec.Priority = 10
+	s := &v1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: metav1.ObjectMeta{Namespace: "default"},
+		Spec: v1.ServiceSpec{Selector: map[string]string{"app": "foo"},
+			Ports: []v1.ServicePort{{Protocol: v1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromInt32(8080)}}}}
+	return &Churn{Interval: time.Second, Templates: []runtime.Object{n, p, s}}
 }
 
 // unschedulable: default init pods, then (as the churn of
