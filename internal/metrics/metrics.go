@@ -22,6 +22,9 @@ const (
 	ErrorResult         = "error"
 )
 
+// Binding is the operation label of binding cycles in Goroutines.
+const Binding = "binding"
+
 // Queue labels of pending pods.
 const (
 	ActiveQ        = "active"
@@ -116,7 +119,20 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
-	all = []metrics.Registerable{ScheduleAttempts, SchedulingAttemptDuration, PendingPods, QueueIncomingPods,
+	// Goroutines is kube-scheduler's scheduler_goroutines gauge. Its
+	// "binding" series counts binding cycles started and not finished.
+	// kube-scheduler starts a goroutine per binding cycle, so there the
+	// two are the same; kubesched runs them on a bounded pool and counts
+	// the ones waiting for a worker too, so the gauge means the same
+	// thing to a dashboard: bindings in flight.
+	Goroutines = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Subsystem:      subsystem,
+		Name:           "goroutines",
+		Help:           "Number of running goroutines split by the work they do such as binding.",
+		StabilityLevel: metrics.BETA,
+	}, []string{"operation"})
+
+	all = []metrics.Registerable{Goroutines, ScheduleAttempts, SchedulingAttemptDuration, PendingPods, QueueIncomingPods,
 		FrameworkExtensionPointDuration, PluginExecutionDuration, PodSchedulingAttempts, PodSchedulingSLIDuration, PreemptionAttempts,
 		PreemptionVictims, PodsScheduledAfterFlush}
 	once sync.Once

@@ -99,11 +99,13 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		return
 	}
 	s.bindings.Add(1)
+	metrics.Goroutines.WithLabelValues(metrics.Binding).Inc()
 	// A binding in flight finishes even when scheduling stops (shutdown):
 	// its context does not inherit the cancellation.
 	bindCtx := context.WithoutCancel(ctx)
 	bind := func() {
 		defer s.bindings.Done()
+		defer metrics.Goroutines.WithLabelValues(metrics.Binding).Dec()
 		st := s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
 		s.recordAttempt(fwk, st, start)
 		if s.observer != nil {

@@ -144,7 +144,8 @@ func TestReadyzAndMetrics(t *testing.T) {
 	fw.Eventually(t, 10*time.Second, "metrics with the attempt", func() (bool, error) {
 		code, b, err := s.Get("/metrics")
 		body = b
-		return err == nil && code == 200 && strings.Contains(b, `scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 1`), err
+		return err == nil && code == 200 && strings.Contains(b, `scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 1`) &&
+			strings.Contains(b, `scheduler_goroutines{operation="binding"} 0`), err
 	})
 	for _, name := range []string{
 		"scheduler_schedule_attempts_total", "scheduler_scheduling_attempt_duration_seconds", "scheduler_pending_pods",
