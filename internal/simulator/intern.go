@@ -19,9 +19,14 @@ type interner struct {
 	mu    sync.Mutex
 	lists map[string]v1.ResourceList
 	buf   []byte
+	// specs and statuses are the shared members of share.go.
+	specs    map[string]v1.PodSpec
+	statuses map[string]v1.NodeStatus
 }
 
-func newInterner() *interner { return &interner{lists: map[string]v1.ResourceList{}} }
+func newInterner() *interner {
+	return &interner{lists: map[string]v1.ResourceList{}, specs: map[string]v1.PodSpec{}, statuses: map[string]v1.NodeStatus{}}
+}
 
 // list returns the shared list equal to rl (by name and exact quantity).
 func (in *interner) list(rl v1.ResourceList) v1.ResourceList {

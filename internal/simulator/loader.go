@@ -383,6 +383,17 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	if name == "" {
 		return lerr(kind, "metadata.name", "Required value")
 	}
+	// ok: js is valid JSON and its head was read by the byte walk.
+	var span shareSpan
+	shareable := false
+	if member := sharedMember(kind, apiVersion); ok && member != "" && out.in != nil {
+		if span, shareable = shareKey(js, kind, member); shareable {
+			if obj, hit := out.in.decodeShared(js, kind, apiVersion, span); hit {
+				out.objs = append(out.objs, obj.(runtime.Object))
+				return nil
+			}
+		}
+	}
 	obj, strictErr, err := decodeStrict(js, kind, apiVersion)
 	if err != nil || hasBadQuantity(obj) {
 		var u map[string]interface{}
@@ -403,6 +414,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 		out.in.pod(o)
 	case *v1.Node:
 		out.in.node(o)
+	}
+	if shareable {
+		out.in.remember(span.key, obj)
 	}
 	out.objs = append(out.objs, obj)
 	return nil

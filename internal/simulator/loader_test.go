@@ -69,6 +69,12 @@ spec:
 		{name: "a missing kind is an error", content: "apiVersion: v1\nmetadata: {name: x}\n", want: []string{"document 1", "kind: Required value"}},
 		{name: "a pod naming a missing PriorityClass is refused as admission would", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: gold\n  containers: [{name: c, image: x}]\n",
 			want: []string{"Pod default/p", "no PriorityClass with name gold was found"}},
+		{name: "an unknown field beside a spec another pod has is still refused", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
+			strings.Replace(sharedSpecPod("q", ""), "metadata: {", "metadata: {labelz: {a: b}, ", 1),
+			want: []string{"document 3", "Pod q", `unknown field "metadata.labelz"`}},
+		{name: "a spec key that differs in case only is refused beside a shared spec", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
+			sharedSpecPod("q", "") + "Spec: {}\n",
+			want: []string{"document 3", "Pod q", `unknown field "Spec"`}},
 		{name: "the same pod twice is refused", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
 			want: []string{"default/p", "duplicate"}},
 	}
@@ -240,5 +246,51 @@ func TestLoadLargeListsInOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sharedSpecPod is a pod whose spec every call shares, bound to node.
+func sharedSpecPod(name, node string) string {
+	spec := "spec:\n  containers: [{name: c, image: x, ports: [{containerPort: 80}], resources: {limits: {cpu: 100m}}}]\n"
+	if node != "" {
+		spec += "  nodeName: " + node + "\n"
+	}
+	return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", labels: {app: " + name + "}}\n" + spec
+}
+
+func TestObjectsWithEqualSpecsOrStatusesKeepTheirOwnFields(t *testing.T) {
+	const secondNode = "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n2\n  labels: {pool: b}\nstatus:\n  capacity: {cpu: \"4\", memory: 8Gi, pods: \"110\"}\n"
+	content := goodNode + secondNode + "---\n" + sharedSpecPod("p", "") + "---\n" + sharedSpecPod("q", "n1") + "---\n" +
+		sharedSpecPod("r", `"n\u0032"`) + "---\n" + sharedSpecPod("s", "")
+	c, err := Load([]string{write(t, "c.yaml", content)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.applyDefaults(); err != nil {
+		t.Fatal(err)
+	}
+	wantNode := map[string]string{"p": "", "q": "n1", "r": "n2", "s": ""}
+	if len(c.Pods) != len(wantNode) {
+		t.Fatalf("%d pods, want %d", len(c.Pods), len(wantNode))
+	}
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != wantNode[p.Name] {
+			t.Errorf("pod %s on %q, want %q", p.Name, p.Spec.NodeName, wantNode[p.Name])
+		}
+		if p.Labels["app"] != p.Name {
+			t.Errorf("pod %s has labels %v, want its own", p.Name, p.Labels)
+		}
+		cs := p.Spec.Containers
+		if len(cs) != 1 || cs[0].Ports[0].Protocol != v1.ProtocolTCP || cs[0].Resources.Requests.Cpu().MilliValue() != 100 {
+			t.Errorf("pod %s has containers %+v, want one defaulted as the API server does", p.Name, cs)
+		}
+	}
+	if len(c.Nodes) != 2 || c.Nodes[1].Labels["pool"] != "b" || c.Nodes[0].Labels["pool"] != "" {
+		t.Errorf("nodes' labels %v and %v, want each its own", c.Nodes[0].Labels, c.Nodes[1].Labels)
+	}
+	for _, n := range c.Nodes {
+		if n.Status.Allocatable.Cpu().Value() != 4 {
+			t.Errorf("node %s allocatable %v, want its capacity", n.Name, n.Status.Allocatable)
+		}
 	}
 }
