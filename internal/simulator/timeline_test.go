@@ -172,11 +172,16 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 			},
 		},
 		{
-			name:  "deleting a node deletes its pods and the StatefulSet recreates its pod under the same name",
-			objs:  []runtime.Object{node("a"), node("b"), st.MakeStatefulSet("db", 1, st.MakePod().Req(cpu("1"))).Obj()},
+			name: "deleting a node deletes its pods and the StatefulSet recreates its pod under the same name",
+			// a, twice b's size, is where db-0 lands first (the most room).
+			objs: []runtime.Object{st.MakeNode().Name("a").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj(),
+				node("b"), st.MakeStatefulSet("db", 1, st.MakePod().Req(cpu("1"))).Obj()},
 			steps: []Step{{At: time.Minute, Name: "lose a node", DeleteNodes: []string{"a"}}},
 			check: func(t *testing.T, w *World, r *Report, trace []TraceLine) {
 				first := trace[0].Node
+				if first != "a" {
+					t.Fatalf("db-0 first on %s, want a, the node the step deletes", first)
+				}
 				last := trace[len(trace)-1]
 				if last.Pod != "default/db-0" || last.Result != TraceScheduled || last.Node == first || last.T != "2026-01-01T00:01:00Z" {
 					t.Errorf("trace = %+v, want db-0 bound again at 1m, away from %s", trace, first)
