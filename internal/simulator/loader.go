@@ -387,7 +387,10 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	var span shareSpan
 	shareable := false
 	if member := sharedMember(kind, apiVersion); ok && member != "" && out.in != nil {
-		if span, shareable = shareKey(js, kind, member); shareable {
+		var buf *[]byte
+		span, buf, shareable = shareKey(js, kind, member)
+		defer span.release(buf)
+		if shareable {
 			if obj, hit := out.in.decodeShared(js, kind, apiVersion, span); hit {
 				out.objs = append(out.objs, obj.(runtime.Object))
 				return nil

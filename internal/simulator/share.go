@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"bytes"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -27,8 +28,20 @@ import (
 // shareSpan is where a document's shareable member lies and its key.
 type shareSpan struct {
 	start, end int    // the member's value in the document
-	key        string // the value's bytes, a pod's nodeName emptied
+	key        []byte // the value's bytes, a pod's nodeName emptied
 	nodeName   string // a pod's spec.nodeName
+}
+
+// keyBufs holds the buffers of keys with a nodeName cut out: a key is
+// looked up without a copy (m[string(b)]) and copied only when filed.
+var keyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// release returns span's key buffer, if it has one, to keyBufs.
+func (span *shareSpan) release(buf *[]byte) {
+	if buf != nil {
+		*buf = span.key[:0]
+		keyBufs.Put(buf)
+	}
 }
 
 // sharedMember is the member of kind's objects worth sharing, "" if none.
@@ -71,35 +84,37 @@ func findMember(obj []byte, name string) (val []byte, sure bool) {
 	return val, sure
 }
 
-// shareKey finds the shareable member of a valid JSON object js of kind.
-func shareKey(js []byte, kind, member string) (shareSpan, bool) {
+// shareKey finds the shareable member of a valid JSON object js of kind;
+// buf, when not nil, holds the key and goes back with span.release.
+func shareKey(js []byte, kind, member string) (span shareSpan, buf *[]byte, ok bool) {
 	val, sure := findMember(js, member)
 	if !sure || len(val) < 2 || val[0] != '{' {
-		return shareSpan{}, false
+		return shareSpan{}, nil, false
 	}
-	span := shareSpan{start: offset(js, val), end: offset(js, val) + len(val)}
+	span = shareSpan{start: offset(js, val), end: offset(js, val) + len(val), key: val}
 	if kind != "Pod" {
-		span.key = string(val)
-		return span, true
+		return span, nil, true
 	}
 	name, sure := findMember(val, "nodeName")
 	if !sure {
-		return shareSpan{}, false
+		return shareSpan{}, nil, false
 	}
 	if name == nil {
-		span.key = string(val)
-		return span, true
+		return span, nil, true
 	}
 	if name[0] != '"' {
-		return shareSpan{}, false
+		return shareSpan{}, nil, false
 	}
 	if _, escaped := stringEnd(name, 0); escaped {
-		return shareSpan{}, false
+		return shareSpan{}, nil, false
 	}
 	span.nodeName = string(name[1 : len(name)-1])
 	at := offset(val, name)
-	span.key = string(val[:at]) + `""` + string(val[at+len(name):])
-	return span, true
+	buf = keyBufs.Get().(*[]byte)
+	k := append((*buf)[:0], val[:at]...)
+	k = append(k, `""`...)
+	span.key = append(k, val[at+len(name):]...)
+	return span, buf, true
 }
 
 // withoutMember is js with the member's value at span replaced by {}.
@@ -112,35 +127,35 @@ func withoutMember(js []byte, span shareSpan) []byte {
 
 // sharedSpec and sharedStatus look up a decoded member; remember files
 // one. The interner's lock guards them.
-func (in *interner) sharedSpec(key string) (v1.PodSpec, bool) {
+func (in *interner) sharedSpec(key []byte) (v1.PodSpec, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	s, ok := in.specs[key]
+	s, ok := in.specs[string(key)]
 	return s, ok
 }
 
-func (in *interner) sharedStatus(key string) (v1.NodeStatus, bool) {
+func (in *interner) sharedStatus(key []byte) (v1.NodeStatus, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	s, ok := in.statuses[key]
+	s, ok := in.statuses[string(key)]
 	return s, ok
 }
 
 // remember files obj's shareable member (after interning, so sharers get
 // the shared resource lists too); a key already filed keeps its first.
-func (in *interner) remember(key string, obj interface{}) {
+func (in *interner) remember(key []byte, obj interface{}) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	switch o := obj.(type) {
 	case *v1.Pod:
-		if _, ok := in.specs[key]; !ok {
+		if _, ok := in.specs[string(key)]; !ok {
 			s := o.Spec
 			s.NodeName = ""
-			in.specs[key] = s
+			in.specs[string(key)] = s
 		}
 	case *v1.Node:
-		if _, ok := in.statuses[key]; !ok {
-			in.statuses[key] = o.Status
+		if _, ok := in.statuses[string(key)]; !ok {
+			in.statuses[string(key)] = o.Status
 		}
 	}
 }
