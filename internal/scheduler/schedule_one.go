@@ -587,21 +587,34 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *runtime.Framework,
 }
 
 // selectHost picks the highest total, breaking ties uniformly at random
-// (reservoir sampling) with the seeded source.
+// with the seeded source: one draw among the nodes tied for the best, the
+// k-th of them in list order. (kube-scheduler draws a number per node and
+// takes the highest pair; either way each tied node is equally likely.
+// The earlier reservoir drew once per tie, 500 draws a pod on a cluster
+// of equal nodes: a sixth of the cycle.)
 func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
-	best, count := 0, 1
-	for i := 1; i < len(scores); i++ {
-		switch {
-		case scores[i].TotalScore > scores[best].TotalScore:
-			best, count = i, 1
-		case scores[i].TotalScore == scores[best].TotalScore:
+	best, count := scores[0].TotalScore, 0
+	for i := range scores {
+		switch t := scores[i].TotalScore; {
+		case t > best:
+			best, count = t, 1
+		case t == best:
 			count++
-			if s.rand.Intn(count) == 0 {
-				best = i
-			}
 		}
 	}
-	return scores[best].Name
+	k := 0
+	if count > 1 {
+		k = s.rand.Intn(count)
+	}
+	for i := range scores {
+		if scores[i].TotalScore == best {
+			if k == 0 {
+				return scores[i].Name
+			}
+			k--
+		}
+	}
+	return scores[0].Name // not reached
 }
 
 // handleSchedulingFailure records the failure on the pod (condition and
