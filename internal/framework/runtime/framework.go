@@ -97,6 +97,8 @@ type Framework struct {
 	eq *equivalenceCache
 	// scoreScratch holds RunScorePlugins' buffers, reused cycle after cycle.
 	scoreScratch scoreScratch
+	// preFilterSkips and preScoreSkips hold the cycles' skip lists.
+	preFilterSkips, preScoreSkips skipSets
 }
 
 // extensionPoint names a point, the config's set for it and a function that
@@ -455,13 +457,19 @@ func (f *Framework) RunPreEnqueuePlugins(ctx context.Context, pod *v1.Pod) *fram
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status, sets.Set[string]) {
 	var result *framework.PreFilterResult
 	var skip framework.PluginNames
+	var skipMask uint64
+	masked := len(f.preFilter) <= maxSkipPlugins
 	var rejectors sets.Set[string] // made on the first rejection
 	var restrictors []string
 	var returnStatus *framework.Status
-	for _, pl := range f.preFilter {
+	for i, pl := range f.preFilter {
 		r, st := f.runPreFilter(ctx, pl, state, pod, nodes)
 		if st.IsSkip() {
-			skip.Insert(pl.Name())
+			if masked {
+				skipMask |= 1 << i
+			} else {
+				skip.Insert(pl.Name())
+			}
 			continue
 		}
 		if !st.IsSuccess() {
@@ -496,6 +504,9 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 			rejectors.Insert(restrictors...)
 			return result, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg), rejectors
 		}
+	}
+	if masked {
+		skip = f.preFilterSkips.list(skipMask, len(f.preFilter), func(i int) string { return f.preFilter[i].Name() })
 	}
 	state.SkipFilterPlugins = skip
 	if returnStatus != nil {

@@ -59,7 +59,9 @@ var _ framework.Handle = &Framework{}
 // in state.SkipScorePlugins.
 func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) *framework.Status {
 	var skip framework.PluginNames
-	for _, pl := range f.preScore {
+	var skipMask uint64
+	masked := len(f.preScore) <= maxSkipPlugins
+	for i, pl := range f.preScore {
 		var start time.Time
 		if state.RecordPluginMetrics {
 			start = time.Now()
@@ -69,12 +71,19 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 			observePlugin(pl.Name(), "PreScore", st, start)
 		}
 		if st.IsSkip() {
-			skip.Insert(pl.Name())
+			if masked {
+				skipMask |= 1 << i
+			} else {
+				skip.Insert(pl.Name())
+			}
 			continue
 		}
 		if !st.IsSuccess() {
 			return framework.AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name())
 		}
+	}
+	if masked {
+		skip = f.preScoreSkips.list(skipMask, len(f.preScore), func(i int) string { return f.preScore[i].Name() })
 	}
 	state.SkipScorePlugins = skip
 	return nil
