@@ -44,7 +44,7 @@ type Store struct {
 	pods    map[string]*v1.Pod
 	pending []func(cluster.EventHandler)
 	handler cluster.EventHandler
-	events  []recorded
+	events  [][]recorded // in chunks of eventChunk
 	// Evicted records preemption victims by their namespace/name key.
 	Evicted map[string]Eviction
 	// evictions are the victims' keys in the order they were evicted.
@@ -346,13 +346,21 @@ func (s *Store) EventRecorder(string) events.EventRecorder { return recorder{s} 
 func (s *Store) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Event, len(s.events))
-	for i, r := range s.events {
-		out[i] = r.Event
-		out[i].Message = fmt.Sprintf(r.note, r.args...)
+	var out []Event
+	for _, chunk := range s.events {
+		for _, r := range chunk {
+			e := r.Event
+			e.Message = fmt.Sprintf(r.note, r.args...)
+			out = append(out, e)
+		}
 	}
 	return out
 }
+
+// eventChunk is how many events one chunk of Store.events holds: the
+// events are appended in chunks, so the thousands a simulation records
+// are never copied to a grown slice (2 us a binding on SchedulingBasic).
+const eventChunk = 512
 
 // recorded is an event whose message is formatted when read: the
 // simulator records one per binding and reads them only in tests.
@@ -371,7 +379,12 @@ func (r recorder) Eventf(regarding, _ runtime.Object, eventtype, reason, action,
 	}
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	r.s.events = append(r.s.events, recorded{Event: Event{Object: obj, Type: eventtype, Reason: reason, Action: action}, note: note, args: args})
+	ev := &r.s.events
+	if n := len(*ev); n == 0 || len((*ev)[n-1]) == eventChunk {
+		*ev = append(*ev, make([]recorded, 0, eventChunk))
+	}
+	last := &(*ev)[len(*ev)-1]
+	*last = append(*last, recorded{Event: Event{Object: obj, Type: eventtype, Reason: reason, Action: action}, note: note, args: args})
 }
 
 func metaAccessor(obj runtime.Object) (metav1.Object, error) {
