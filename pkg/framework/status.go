@@ -47,9 +47,27 @@ type Status struct {
 	plugin  string
 }
 
-// NewStatus makes a Status with the code and reasons.
+// NewStatus makes a Status with the code and reasons. A Skip without
+// reasons, which a dozen PreFilter and PreScore plugins return for most
+// pods every cycle, is one shared status (WithPlugin and WithError return
+// a copy of it, stamped, and leave it as it is).
 func NewStatus(code Code, reasons ...string) *Status {
+	if code == Skip && len(reasons) == 0 {
+		return skipStatus
+	}
 	return &Status{code: code, reasons: reasons}
+}
+
+// skipStatus is NewStatus(Skip), shared.
+var skipStatus = &Status{code: Skip}
+
+// writable is s, or a copy of it when s is shared.
+func (s *Status) writable() *Status {
+	if s == skipStatus {
+		c := *s
+		return &c
+	}
+	return s
 }
 
 // AsStatus wraps an error as an Error status; nil gives nil.
@@ -63,6 +81,7 @@ func AsStatus(err error) *Status {
 // WithError attaches an underlying error, returned by AsError.
 func (s *Status) WithError(err error) *Status {
 	if s != nil {
+		s = s.writable()
 		s.err = err
 	}
 	return s
@@ -103,6 +122,7 @@ func (s *Status) Plugin() string {
 // WithPlugin stamps the plugin name and returns s.
 func (s *Status) WithPlugin(name string) *Status {
 	if s != nil {
+		s = s.writable()
 		s.plugin = name
 	}
 	return s

@@ -473,7 +473,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 			continue
 		}
 		if !st.IsSuccess() {
-			st.WithPlugin(pl.Name())
+			st = st.WithPlugin(pl.Name())
 			if st.IsRejected() {
 				if rejectors == nil {
 					rejectors = sets.New[string]()
