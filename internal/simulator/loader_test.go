@@ -75,6 +75,9 @@ spec:
 		{name: "a spec key that differs in case only is refused beside a shared spec", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
 			sharedSpecPod("q", "") + "Spec: {}\n",
 			want: []string{"document 3", "Pod q", `unknown field "Spec"`}},
+		{name: "an unparseable quantity in the status of a pod with a shared spec is refused for that pod", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
+			sharedSpecPod("q", "") + "status:\n  containerStatuses: [{name: c, ready: false, restartCount: 0, image: x, imageID: abc, allocatedResources: {cpu: \"two\"}}]\n",
+			want: []string{"document 3", "Pod q", "quantities must match"}},
 		{name: "the same pod twice is refused", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
 			want: []string{"default/p", "duplicate"}},
 	}

@@ -174,14 +174,22 @@ func (in *interner) decodeShared(js []byte, kind, apiVersion string, span shareS
 		return nil, false
 	}
 	o, strictErr, err := decodeStrict(withoutMember(js, span), kind, apiVersion)
-	if err != nil || strictErr != nil || hasBadQuantity(o) {
+	if err != nil || strictErr != nil {
 		return nil, false
 	}
+	// Quantities are checked in what was decoded: the filed member passed
+	// when it was, and metadata holds none.
 	switch o := o.(type) {
 	case *v1.Pod:
+		if hasBadQuantity(&o.Status) {
+			return nil, false
+		}
 		o.Spec = spec
 		o.Spec.NodeName = span.nodeName
 	case *v1.Node:
+		if hasBadQuantity(&o.Spec) {
+			return nil, false
+		}
 		o.Status = status
 	}
 	return o, true
