@@ -98,8 +98,8 @@ type Report struct {
 
 // Report builds the report from the store's final state.
 func (w *World) Report() *Report {
-	r := &Report{Pods: []PodResult{}, Nodes: []NodeResult{}}
-	pending := map[string]bool{}
+	r := &Report{Pods: make([]PodResult, 0, len(w.Pending)), Nodes: []NodeResult{}}
+	pending := make(map[string]bool, len(w.Pending))
 	for _, p := range w.Pending {
 		k := p.Namespace + "/" + p.Name
 		pending[k] = true
@@ -169,8 +169,9 @@ func (w *World) Report() *Report {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	byNode := map[string]*NodeResult{}
 	nodes := w.Store.Nodes()
+	byNode := make(map[string]*NodeResult, len(nodes))
+	r.Nodes = make([]NodeResult, 0, len(nodes))
 	for _, n := range nodes {
 		nr := &NodeResult{Name: n.Name, allocatable: *framework.NewResource(n.Status.Allocatable), zone: n.Labels[v1.LabelTopologyZone], pool: n.Labels["pool"]}
 		if nr.pool == "" {
