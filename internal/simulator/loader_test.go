@@ -297,3 +297,28 @@ func TestObjectsWithEqualSpecsOrStatusesKeepTheirOwnFields(t *testing.T) {
 		}
 	}
 }
+
+func TestASharedSpecsNodeNameReadsAsTheFullDecodeWouldReadIt(t *testing.T) {
+	pod := func(name, nodeName string) string {
+		return `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `"},"spec":{"containers":[{"name":"c","image":"x"}],"nodeName":"` + nodeName + `"}}`
+	}
+	tests := []struct {
+		name, nodeName, want string
+	}{
+		{name: "a plain name is read as it is", nodeName: "n1", want: "n1"},
+		{name: "an escape is unescaped", nodeName: `n\u0031`, want: "n1"},
+		{name: "bytes that are not UTF-8 are replaced", nodeName: "n\xff", want: "n\ufffd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list := `{"apiVersion":"v1","kind":"List","items":[` + pod("first", "n0") + "," + pod("second", tt.nodeName) + `]}`
+			c, err := Load([]string{write(t, "c.json", list)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Pods[1].Spec.NodeName; got != tt.want {
+				t.Errorf("nodeName %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package simulator
 import (
 	"bytes"
 	"sync"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -21,7 +22,7 @@ import (
 //
 // Anything the byte walk can't be sure to read as sigs.k8s.io/json does
 // (an escaped key, a key twice, a key equal but for case, a member that
-// is not an object, a nodeName that is not a plain string) is decoded in
+// is not an object, a nodeName that is not a plain UTF-8 string) is decoded in
 // full, as is an object whose stripped decode reports anything, so every
 // message is the full decode's.
 
@@ -105,7 +106,9 @@ func shareKey(js []byte, kind, member string) (span shareSpan, buf *[]byte, ok b
 	if name[0] != '"' {
 		return shareSpan{}, nil, false
 	}
-	if _, escaped := stringEnd(name, 0); escaped {
+	if _, escaped := stringEnd(name, 0); escaped || !utf8.Valid(name) {
+		// encoding/json would unescape it, or replace the bytes that are
+		// not UTF-8.
 		return shareSpan{}, nil, false
 	}
 	span.nodeName = string(name[1 : len(name)-1])
