@@ -75,9 +75,12 @@ spec:
 		{name: "a spec key that differs in case only is refused beside a shared spec", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
 			sharedSpecPod("q", "") + "Spec: {}\n",
 			want: []string{"document 3", "Pod q", `unknown field "Spec"`}},
-		{name: "an unparseable quantity in the status of a pod with a shared spec is refused for that pod", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
+		{name: "an unparseable quantity in the status of a pod with a shared spec names its field", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
 			sharedSpecPod("q", "") + "status:\n  containerStatuses: [{name: c, ready: false, restartCount: 0, image: x, imageID: abc, allocatedResources: {cpu: \"two\"}}]\n",
-			want: []string{"document 3", "Pod q", "quantities must match"}},
+			want: []string{"document 3", "Pod q", "status.containerStatuses[0].allocatedResources.cpu", `"two"`}},
+		{name: "a negative allocated resource is refused as a negative request is", content: goodNode + "---\n" +
+			sharedSpecPod("q", "") + "status:\n  containerStatuses: [{name: c, ready: false, restartCount: 0, image: x, imageID: abc, allocatedResources: {cpu: \"-1\"}}]\n",
+			want: []string{"document 2", "Pod q", "status.containerStatuses[0].allocatedResources.cpu", `"-1": must be greater than or equal to 0`}},
 		{name: "the same pod twice is refused", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
 			want: []string{"default/p", "duplicate"}},
 	}

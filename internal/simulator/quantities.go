@@ -14,7 +14,13 @@ import (
 // maxQuantity is the largest quantity whose milli-value fits an int64.
 var maxQuantity = resource.NewQuantity(math.MaxInt64/1000, resource.DecimalSI)
 
-var quantityMaps = map[string]bool{"requests": true, "limits": true, "capacity": true, "allocatable": true, "overhead": true}
+// quantityMaps are the JSON names of the v1.ResourceList fields of the
+// kinds the loader reads, the lists hasBadQuantity walks in the typed
+// object: a list it finds bad must be found here too, or the object would
+// pass with nothing reported (allocatedResources, in a container's and a
+// claim's status, was missing).
+var quantityMaps = map[string]bool{"requests": true, "limits": true, "capacity": true, "allocatable": true, "overhead": true,
+	"allocatedResources": true}
 
 // checkQuantities parses every value of the resource lists in an object,
 // so a bad quantity is reported with its field path rather than as a bare
