@@ -107,6 +107,10 @@ var (
 	// preemption plugin; they live in the public plugin API.
 	PreemptionAttempts = pluginmetrics.PreemptionAttempts
 	PreemptionVictims  = pluginmetrics.PreemptionVictims
+	// PreemptionGoroutinesDuration and PreemptionGoroutinesExecutionTotal
+	// are recorded by asynchronous preemption.
+	PreemptionGoroutinesDuration       = pluginmetrics.PreemptionGoroutinesDuration
+	PreemptionGoroutinesExecutionTotal = pluginmetrics.PreemptionGoroutinesExecutionTotal
 
 	// PodsScheduledAfterFlush counts pods that were scheduled after the
 	// unschedulable flush, not a cluster event, brought them back: each
@@ -134,7 +138,7 @@ var (
 
 	all = []metrics.Registerable{Goroutines, ScheduleAttempts, SchedulingAttemptDuration, PendingPods, QueueIncomingPods,
 		FrameworkExtensionPointDuration, PluginExecutionDuration, PodSchedulingAttempts, PodSchedulingSLIDuration, PreemptionAttempts,
-		PreemptionVictims, PodsScheduledAfterFlush}
+		PreemptionVictims, PreemptionGoroutinesDuration, PreemptionGoroutinesExecutionTotal, PodsScheduledAfterFlush}
 	once sync.Once
 )
 

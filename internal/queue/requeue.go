@@ -66,7 +66,13 @@ func (q *PriorityQueue) isEventOfInterest(event framework.ClusterEvent) bool {
 // A pod no plugin rejected, and the flush, always go after backoff; a hint
 // that fails counts as Queue, so a pod is never stranded by an error.
 func (q *PriorityQueue) isPodWorthRequeuing(p *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj interface{}) queueingStrategy {
-	if p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 || event.IsWildCard() {
+	if p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 {
+		return queueAfterBackoff
+	}
+	if event.IsWildCard() {
+		if !eventConcernsPod(event, newObj, p) {
+			return queueSkip
+		}
 		return queueAfterBackoff
 	}
 	strategy := queueSkip

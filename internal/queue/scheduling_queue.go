@@ -137,13 +137,16 @@ func (q *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 }
 
 // passesPreEnqueue runs the PreEnqueue plugins; a gated pod is parked in
-// unschedulablePods with its gating plugin as the one to wake it.
+// unschedulablePods with its gating plugin added to the plugins that
+// rejected it, as upstream's runPreEnqueuePlugin: the plugins that failed
+// its last attempt still wake it (a preemptor waiting for its victims is
+// woken by NodeResourcesFit's hint on their deletion).
 func (q *PriorityQueue) passesPreEnqueue(p *framework.QueuedPodInfo, event string) bool {
 	if q.opts.PreEnqueue != nil {
 		if st := q.opts.PreEnqueue(context.Background(), p.Pod); !st.IsSuccess() {
 			p.GatingPlugin = st.Plugin()
-			p.UnschedulablePlugins = sets.New(st.Plugin())
-			p.PendingPlugins = nil
+			// A new set: the old one may be a failed cycle's diagnosis.
+			p.UnschedulablePlugins = sets.New(st.Plugin()).Union(p.UnschedulablePlugins)
 			q.unschedulable[qKey(p)] = p
 			q.activeQ.Delete(qKey(p))
 			q.backoffQ.Delete(qKey(p))

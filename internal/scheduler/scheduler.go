@@ -26,8 +26,17 @@ import (
 )
 
 // lazyNominator lets the frameworks, built before the queue, read the
-// queue's nominator.
-type lazyNominator struct{ n *queue.Nominator }
+// queue's nominator and activate pods in it.
+type lazyNominator struct {
+	n *queue.Nominator
+	q *queue.PriorityQueue
+}
+
+func (l *lazyNominator) Activate(pods ...*v1.Pod) {
+	if l.q != nil {
+		l.q.Activate(pods...)
+	}
+}
 
 func (l *lazyNominator) HasNominatedPods() bool { return l.n != nil && l.n.HasNominatedPods() }
 
@@ -85,7 +94,10 @@ type options struct {
 	// noEquivalenceCache turns the equivalence cache off (on by default).
 	noEquivalenceCache bool
 	syncBinding        bool
-	observer           func(Attempt)
+	// asyncPreemption is the SchedulerAsyncPreemption gate;
+	// syncPreemption (WithSynchronousPreemption) overrides it.
+	asyncPreemption, syncPreemption bool
+	observer                        func(Attempt)
 }
 
 // Option configures New.
@@ -108,6 +120,19 @@ func WithEquivalenceCache(on bool) Option { return func(o *options) { o.noEquiva
 // waits for every binding before the next pod anyway, so the only
 // difference is a goroutine handoff per pod saved.
 func WithSynchronousBinding() Option { return func(o *options) { o.syncBinding = true } }
+
+// WithAsyncPreemption runs preemption's API calls in the background, as
+// kube-scheduler does with SchedulerAsyncPreemption (on by default since
+// 1.33): the preemptor is nominated at once and kept out of activeQ by
+// DefaultPreemption's PreEnqueue until its victims' deletions are issued.
+func WithAsyncPreemption(on bool) Option { return func(o *options) { o.asyncPreemption = on } }
+
+// WithSynchronousPreemption runs preemption's API calls in the scheduling
+// cycle whatever WithAsyncPreemption says: for the simulator, whose API
+// calls complete at once, so the background goroutine would have finished
+// before anything else happened anyway (one order of the concurrent run,
+// and a deterministic one).
+func WithSynchronousPreemption() Option { return func(o *options) { o.syncPreemption = true } }
 
 // Attempt is the outcome of one scheduling attempt, as an observer set
 // with WithAttemptObserver sees it: Status is nil when the pod was bound
@@ -182,10 +207,12 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			Clock:         o.clock,
 			Rand:          s.rand,
 			Nominator:     nominator,
+			Activator:     nominator,
 			Listers:       o.listers,
 			World:         world,
 
 			EquivalenceCache: !o.noEquivalenceCache,
+			AsyncPreemption:  o.asyncPreemption && !o.syncPreemption,
 		})
 		if err != nil {
 			return nil, err
@@ -216,6 +243,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		EventInterest:  interest,
 	})
 	nominator.n = s.Queue.Nominator
+	nominator.q = s.Queue
 	return s, nil
 }
 

@@ -92,7 +92,7 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 			w.limit = w.limit.Add(c.Scenario.Steps[n-1].At)
 		}
 	}
-	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding(), scheduler.WithAttemptObserver(w.observe)}, opts...)
+	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding(), scheduler.WithSynchronousPreemption(), scheduler.WithAttemptObserver(w.observe)}, opts...)
 	sched, err := scheduler.New(ctx, cfg, registry, store, opts...)
 	if err != nil {
 		return nil, err

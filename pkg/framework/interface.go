@@ -288,6 +288,18 @@ type Handle interface {
 	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
 	// ClearNominatedNodeName clears a pod's status.nominatedNodeName.
 	ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) error
+	// AsyncPreemption is true when preemption's API calls (evictions,
+	// cleared nominations) should run in the background, the preemptor
+	// kept out of activeQ until they are done: the SchedulerAsyncPreemption
+	// feature gate, on by default as in kube-scheduler v1.37. A world whose
+	// API calls complete at once (the simulator) runs them in the cycle.
+	AsyncPreemption() bool
+	// Activate moves pods waiting in the queue (unschedulable or backing
+	// off) to activeQ; a pod in flight is retried when its attempt ends.
+	Activate(pods ...*v1.Pod)
+	// GetPod reads the world's current version of a pod (the informer's
+	// in a cluster); ok is false when it is gone.
+	GetPod(namespace, name string) (pod *v1.Pod, ok bool)
 	// VolumeWriter writes volume bindings (VolumeBinding's PreBind).
 	VolumeWriter() VolumeWriter
 	// RunFilterPluginsWithNominatedPods runs the Filter plugins on a node,

@@ -160,6 +160,11 @@ func (e ClusterEvent) String() string {
 // EventUnschedulableTimeout is the flush of pods that waited too long.
 var EventUnschedulableTimeout = ClusterEvent{Resource: WildCard, ActionType: All, Label: "UnschedulableTimeout"}
 
+// EventForceActivate is recorded for a pod activated while in flight (its
+// newObj is that pod, and it concerns that pod alone): when the attempt
+// ends, the pod is retried instead of waiting for an event.
+var EventForceActivate = ClusterEvent{Resource: WildCard, ActionType: All, Label: "ForceActivate"}
+
 // NodeToStatusReader reads the per-node statuses of a failed cycle.
 type NodeToStatusReader interface {
 	Get(nodeName string) *Status

@@ -242,6 +242,9 @@ func differentialScenarios() []scenario {
 				o.exact["Preempted events on the victim"] = eventSummary(t, c, "victim", "Preempted")
 				o.exact["Preempted events on the bystander"] = eventSummaryNow(t, c, "bystander", "Preempted")
 				o.exact["preemption attempts"] = fmt.Sprint(fw.MetricSum(metrics(t, s), "scheduler_preemption_attempts_total"))
+				// SchedulerAsyncPreemption (on by default): the victims were
+				// deleted by one goroutine, which has ended.
+				o.exact["preemption goroutines ended"] = fmt.Sprint(fw.MetricSum(metrics(t, s), "scheduler_preemption_goroutines_execution_total"))
 				by, err := getPod(c, "default", "bystander")
 				o.exact["bystander terminating"] = fmt.Sprint(err == nil && by.DeletionTimestamp != nil)
 				deleted := time.Now()

@@ -165,10 +165,29 @@ func TestReadyzAndMetrics(t *testing.T) {
 }
 
 func TestAHigherPriorityPodPreemptsALowerOne(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		// wantGoroutines is scheduler_preemption_goroutines_execution_total
+		// {result="success"}: one goroutine ran the evictions, or none.
+		wantGoroutines float64
+	}{
+		{name: "asynchronously, as kube-scheduler by default", wantGoroutines: 1},
+		{name: "synchronously, with SchedulerAsyncPreemption off", args: []string{"--feature-gates=SchedulerAsyncPreemption=false"}, wantGoroutines: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			preemptOneOfTwo(t, tc.args, tc.wantGoroutines)
+		})
+	}
+}
+
+func preemptOneOfTwo(t *testing.T, args []string, wantGoroutines float64) {
 	cp := fw.StartControlPlane(t)
 	c := cp.Client
 	fw.CreateNode(t, c, "only", "2", "4Gi", 110, nil)
-	fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false))
+	s := fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false), args...)
 	for i := 0; i < 2; i++ {
 		low := fw.PodSpec("default", fmt.Sprintf("low-%d", i), sched, "1", "256Mi")
 		// No kubelet here: with no grace period the API server deletes a
@@ -215,5 +234,12 @@ func TestAHigherPriorityPodPreemptsALowerOne(t *testing.T) {
 	})
 	if bad, err := overcommitted(c); err != nil || len(bad) > 0 {
 		t.Errorf("overcommitted nodes: %v (%v)", bad, err)
+	}
+	_, body, err := s.Get("/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fw.MetricSum(body, "scheduler_preemption_goroutines_execution_total", `result="success"`); got != wantGoroutines {
+		t.Errorf("scheduler_preemption_goroutines_execution_total{result=\"success\"} = %v, want %v", got, wantGoroutines)
 	}
 }

@@ -62,7 +62,16 @@ type Options struct {
 		Evict(ctx context.Context, victim, preemptor *v1.Pod) error
 		framework.VolumeWriter
 		UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
+		GetPod(namespace, name string) (*v1.Pod, bool)
 	}
+	// Activator moves waiting pods to activeQ (the queue, built after the
+	// frameworks); nil makes Activate a no-op.
+	Activator interface {
+		Activate(pods ...*v1.Pod)
+	}
+	// AsyncPreemption: preemption's API calls run in the background (the
+	// SchedulerAsyncPreemption feature gate, off in the simulator).
+	AsyncPreemption bool
 }
 
 type weightedScore struct {
@@ -414,6 +423,24 @@ func (f *Framework) ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) err
 	}
 	empty := ""
 	return f.opts.World.UpdatePodStatus(ctx, pod, nil, &empty)
+}
+
+// AsyncPreemption implements framework.Handle.
+func (f *Framework) AsyncPreemption() bool { return f.opts.AsyncPreemption }
+
+// Activate implements framework.Handle.
+func (f *Framework) Activate(pods ...*v1.Pod) {
+	if f.opts.Activator != nil {
+		f.opts.Activator.Activate(pods...)
+	}
+}
+
+// GetPod implements framework.Handle; without a world no pod exists.
+func (f *Framework) GetPod(namespace, name string) (*v1.Pod, bool) {
+	if f.opts.World == nil {
+		return nil, false
+	}
+	return f.opts.World.GetPod(namespace, name)
 }
 
 // Parallelism implements framework.Handle.

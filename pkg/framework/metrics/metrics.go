@@ -23,4 +23,29 @@ var (
 		Buckets:        metrics.ExponentialBuckets(1, 2, 7),
 		StabilityLevel: metrics.STABLE,
 	})
+
+	// PreemptionGoroutinesDuration and PreemptionGoroutinesExecutionTotal
+	// time and count the background goroutines of asynchronous preemption
+	// (SchedulerAsyncPreemption), by result ("success" or "error"); ALPHA
+	// and deprecated in 1.37.0 upstream, as here.
+	PreemptionGoroutinesDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:         "scheduler",
+		Name:              "preemption_goroutines_duration_seconds",
+		Help:              "Duration in seconds for running goroutines for the preemption.",
+		Buckets:           metrics.ExponentialBuckets(0.01, 2, 20),
+		StabilityLevel:    metrics.ALPHA,
+		DeprecatedVersion: "1.37.0",
+	}, []string{"result"})
+	PreemptionGoroutinesExecutionTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "scheduler",
+		Name:           "preemption_goroutines_execution_total",
+		Help:           "Number of preemption goroutines executed.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+)
+
+// The result label of the preemption goroutines' metrics.
+const (
+	GoroutineResultSuccess = "success"
+	GoroutineResultError   = "error"
 )

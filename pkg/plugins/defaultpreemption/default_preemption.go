@@ -3,7 +3,9 @@
 // lower-priority pods would let it fit, it picks the fewest, least
 // important victims (PodDisruptionBudgets respected as a preference), then
 // chooses a node by upstream's order, evicts the victims and nominates the
-// node so the pod is scheduled there once they are gone.
+// node so the pod is scheduled there once they are gone. With
+// SchedulerAsyncPreemption (async.go) the evictions run in the background
+// and PreEnqueue holds the preemptor back until they are issued.
 package defaultpreemption
 
 import (
@@ -19,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -42,9 +43,16 @@ const (
 type DefaultPreemption struct {
 	handle framework.Handle
 	args   configv1.DefaultPreemptionArgs
+	// exec runs preemptions in the background; nil when the handle says
+	// preemption is synchronous (async.go).
+	exec *executor
 }
 
-var _ framework.PostFilterPlugin = &DefaultPreemption{}
+var (
+	_ framework.PostFilterPlugin  = &DefaultPreemption{}
+	_ framework.PreEnqueuePlugin  = &DefaultPreemption{}
+	_ framework.EnqueueExtensions = &DefaultPreemption{}
+)
 
 // New builds the plugin from DefaultPreemptionArgs.
 func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
@@ -52,7 +60,11 @@ func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.P
 	if err != nil {
 		return nil, err
 	}
-	return &DefaultPreemption{handle: h, args: *args}, nil
+	pl := &DefaultPreemption{handle: h, args: *args}
+	if h.AsyncPreemption() {
+		pl.exec = newExecutor()
+	}
+	return pl, nil
 }
 
 // Name implements framework.Plugin.
@@ -97,7 +109,9 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 	}
 	best := pickOne(candidates)
 	metrics.PreemptionVictims.Observe(float64(len(best.victims)))
-	if st := pl.actuate(ctx, pod, best); !st.IsSuccess() {
+	if pl.exec != nil {
+		pl.actuateAsync(pod, best)
+	} else if st := pl.actuate(ctx, pod, best); !st.IsSuccess() {
 		return nil, st
 	}
 	return &framework.PostFilterResult{NominatedNodeName: best.node}, framework.NewStatus(framework.Success,
@@ -396,38 +410,42 @@ func earliestStart(victims []*v1.Pod) time.Time {
 }
 
 // actuate evicts the victims (rejecting those still waiting at Permit),
-// each with a Preempted event, and clears the nominations of lower-priority
-// pods on the node. A victim already being deleted gets no second call
-// (upstream's async preemption skips it too); the world marks each victim
-// with a DisruptionTarget condition before deleting it, and one already
-// gone counts as evicted.
+// each with a Preempted event, then clears the nominations of
+// lower-priority pods on the node: upstream's synchronous prepareCandidate
+// (SchedulerAsyncPreemption off, and the simulator). A victim already
+// being deleted gets no second call; the world marks each victim with a
+// DisruptionTarget condition before deleting it, and one already gone
+// counts as evicted.
 func (pl *DefaultPreemption) actuate(ctx context.Context, pod *v1.Pod, c candidate) *framework.Status {
-	logger := klog.FromContext(ctx)
 	for _, victim := range c.victims {
-		if wp := pl.handle.GetWaitingPod(string(victim.UID)); wp != nil {
-			wp.Reject(Name, "preempted")
-			if rec := pl.handle.EventRecorder(); rec != nil {
-				rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v (in kube-scheduler memory).", pod.UID, c.node)
-			}
+		if victim.DeletionTimestamp != nil && pl.handle.GetWaitingPod(string(victim.UID)) == nil {
 			continue
 		}
-		if victim.DeletionTimestamp != nil {
-			continue
-		}
-		if err := pl.handle.Evict(ctx, victim, pod); err != nil {
-			return framework.AsStatus(fmt.Errorf("preempting %s/%s: %w", victim.Namespace, victim.Name, err))
-		}
-		if rec := pl.handle.EventRecorder(); rec != nil {
-			rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v", pod.UID, c.node)
+		if _, err := pl.preemptPod(ctx, pod, c.node, victim); err != nil {
+			return framework.AsStatus(err)
 		}
 	}
-	prio := corev1helpers.PodPriority(pod)
-	for _, pi := range pl.handle.NominatedPodsForNode(c.node) {
-		if pi.Pod.UID != pod.UID && corev1helpers.PodPriority(pi.Pod) < prio {
-			if err := pl.handle.ClearNominatedNodeName(ctx, pi.Pod); err != nil {
-				logger.Error(err, "Clearing the nominated node of a lower-priority pod", "pod", klog.KObj(pi.Pod))
-			}
-		}
-	}
+	_ = pl.clearLowerNominations(ctx, pod, c.node) // logged; not critical
 	return nil
+}
+
+// preemptPod preempts one victim for pod: a pod waiting at Permit is
+// rejected in memory (inMemory: no deletion will follow), any other is
+// evicted; each gets upstream's Preempted event.
+func (pl *DefaultPreemption) preemptPod(ctx context.Context, pod *v1.Pod, node string, victim *v1.Pod) (inMemory bool, err error) {
+	rec := pl.handle.EventRecorder()
+	if wp := pl.handle.GetWaitingPod(string(victim.UID)); wp != nil {
+		wp.Reject(Name, "preempted")
+		if rec != nil {
+			rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v (in kube-scheduler memory).", pod.UID, node)
+		}
+		return true, nil
+	}
+	if err := pl.handle.Evict(ctx, victim, pod); err != nil {
+		return false, fmt.Errorf("preempting %s/%s: %w", victim.Namespace, victim.Name, err)
+	}
+	if rec != nil {
+		rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v", pod.UID, node)
+	}
+	return false, nil
 }

@@ -26,8 +26,11 @@ type Config struct {
 
 // SchedulerOptions are the scheduler options the feature gates imply.
 func (c *Config) SchedulerOptions() []scheduler.Option {
-	on := c.Features == nil || c.Features.Enabled(features.EquivalenceCache)
-	return []scheduler.Option{scheduler.WithEquivalenceCache(on)}
+	enabled := func(f featuregate.Feature) bool { return c.Features == nil || c.Features.Enabled(f) }
+	return []scheduler.Option{
+		scheduler.WithEquivalenceCache(enabled(features.EquivalenceCache)),
+		scheduler.WithAsyncPreemption(enabled(features.SchedulerAsyncPreemption)),
+	}
 }
 
 type completedConfig struct {
