@@ -33,8 +33,19 @@ func NewInformers(client kubernetes.Interface) *Informers {
 		nodes: informers.NewSharedInformerFactory(client, 0),
 		pods: informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = notTerminal.String()
-		})),
+		}), informers.WithTransform(trimManagedFields)),
 	}
+}
+
+// trimManagedFields drops metadata.managedFields from the pods the
+// informer keeps, as kube-scheduler's pod informer does (newPodInformer in
+// v1.37.2's pkg/scheduler/scheduler.go): nothing here reads them, and they
+// are a large part of a pod that has been created, bound and patched.
+func trimManagedFields(obj interface{}) (interface{}, error) {
+	if p, ok := obj.(*v1.Pod); ok && p.ManagedFields != nil {
+		p.ManagedFields = nil
+	}
+	return obj, nil
 }
 
 // AddHandlers routes informer events to the scheduler's handlers and gives

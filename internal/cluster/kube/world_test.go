@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -62,5 +63,32 @@ func TestEvictMarksTheVictimThenDeletesIt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestThePodInformerKeepsNoManagedFields(t *testing.T) {
+	pod := st.MakePod().Name("p").Namespace("default").Obj()
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	node := st.MakeNode().Name("n").Obj()
+	node.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}
+	inf := NewInformers(fake.NewSimpleClientset(pod, node))
+	lister := inf.pods.Core().V1().Pods().Lister()
+	nodes := inf.nodes.Core().V1().Nodes().Lister()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inf.pods.Start(ctx.Done())
+	inf.nodes.Start(ctx.Done())
+	inf.pods.WaitForCacheSync(ctx.Done())
+	inf.nodes.WaitForCacheSync(ctx.Done())
+	got, err := lister.Pods("default").Get("p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ManagedFields != nil {
+		t.Errorf("the pod informer kept managedFields %v; kube-scheduler's drops them", got.ManagedFields)
+	}
+	// Nodes keep theirs, as kube-scheduler's node informer does.
+	if n, err := nodes.Get("n"); err != nil || len(n.ManagedFields) != 1 {
+		t.Errorf("node managedFields = %v (%v), want the one entry kept", n, err)
 	}
 }
