@@ -158,12 +158,31 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podInformer := factory.Core().V1().Pods().Informer()
+	nominated := map[string]bool{}
 	record := func(obj interface{}) {
 		p, ok := obj.(*v1.Pod)
-		if !ok || p.Spec.NodeName == "" {
+		if !ok {
 			return
 		}
 		k := p.Namespace + "/" + p.Name
+		if p.Spec.NodeName == "" {
+			// A preemptor's first nomination is progress too: PreemptionBasic
+			// nominates every high-priority pod (one attempt each, victims
+			// deleted) before the first of them binds, for longer than the
+			// stall limit at full size.
+			if p.Status.NominatedNodeName != "" {
+				mu.Lock()
+				if names[k] && !nominated[k] {
+					nominated[k] = true
+					select {
+					case progress <- struct{}{}:
+					default:
+					}
+				}
+				mu.Unlock()
+			}
+			return
+		}
 		mu.Lock()
 		if names[k] {
 			if _, seen := bound[k]; !seen {
@@ -234,6 +253,9 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 			go func() {
 				defer profiling.Done()
 				secs := max(2, min(30, len(measured)/1500))
+				if v, err := strconv.Atoi(os.Getenv("KUBESCHED_BENCH_PROFILE_SECONDS")); err == nil && v > 0 {
+					secs = v
+				}
 				code, body, err := s.GetWithin(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+10)*time.Second)
 				if err != nil || code != 200 {
 					t.Logf("profile: %d %v", code, err)
