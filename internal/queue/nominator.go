@@ -90,14 +90,19 @@ func (n *Nominator) deleteLocked(pod *v1.Pod) {
 	n.count.Store(int64(len(n.byPod)))
 }
 
-// NominatedPodsForNode returns the pods nominated to node.
+// NominatedPodsForNode returns the pods nominated to node. The slice is
+// shared, not copied (Filter asks for every node of every cycle while
+// preemptors wait): the caller must not modify it, and it stays valid
+// because a node's list is copy-on-write. deleteLocked builds a new array
+// (its append starts from list[:i:i]), and addLocked only appends, past
+// the length of every slice handed out before.
 func (n *Nominator) NominatedPodsForNode(node string) []*framework.PodInfo {
 	if n.count.Load() == 0 {
 		return nil
 	}
 	n.lock.RLock()
 	defer n.lock.RUnlock()
-	return append([]*framework.PodInfo(nil), n.byNode[node]...)
+	return n.byNode[node]
 }
 
 // HasNominatedPods is true when any pod is nominated anywhere.

@@ -615,30 +615,27 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 		}
 		return f.RunFilterPlugins(ctx, state, pod, info)
 	}
-	nominated := f.opts.Nominator.NominatedPodsForNode(info.NodeName())
-	var add []*framework.PodInfo
+	// The node and the cycle state are copied only when some nominated
+	// pod of higher or equal priority is added.
+	var withNominated *framework.NodeInfo
+	var stateWith *framework.CycleState
 	prio := corev1helpers.PodPriority(pod)
-	for _, pi := range nominated {
-		if pi.Pod.UID != pod.UID && corev1helpers.PodPriority(pi.Pod) >= prio {
-			add = append(add, pi)
+	for _, pi := range f.opts.Nominator.NominatedPodsForNode(info.NodeName()) {
+		if pi.Pod.UID == pod.UID || corev1helpers.PodPriority(pi.Pod) < prio {
+			continue
 		}
-	}
-	if len(add) == 0 {
-		if cy, ok := state.Equivalence.(*eqCycle); ok {
-			return f.runFilterPluginsCached(ctx, state, pod, info, cy)
+		if withNominated == nil {
+			withNominated, stateWith = info.Snapshot(), state.Clone()
 		}
-		return f.RunFilterPlugins(ctx, state, pod, info)
-	}
-	withNominated := info.Snapshot()
-	stateWith := state.Clone()
-	for _, pi := range add {
 		withNominated.AddPodInfo(pi)
 		if st := f.RunPreFilterExtensionAddPod(ctx, stateWith, pod, pi, withNominated); !st.IsSuccess() {
 			return st
 		}
 	}
-	if st := f.RunFilterPlugins(ctx, stateWith, pod, withNominated); !st.IsSuccess() {
-		return st
+	if withNominated != nil {
+		if st := f.RunFilterPlugins(ctx, stateWith, pod, withNominated); !st.IsSuccess() {
+			return st
+		}
 	}
 	if cy, ok := state.Equivalence.(*eqCycle); ok {
 		return f.runFilterPluginsCached(ctx, state, pod, info, cy)
