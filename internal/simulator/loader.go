@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -30,6 +29,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubesched/kubesched/internal/gcpace"
 )
 
 // Cluster is what a set of manifests describes.
@@ -115,13 +116,12 @@ const StdinName = "<stdin>"
 // LoadFrom is Load with "-" read from stdin.
 func LoadFrom(paths []string, stdin io.Reader) (*Cluster, error) {
 	// Decoding is nearly all allocation of objects that stay: the collector
-	// runs four times less often meanwhile (unless GOGC says otherwise).
-	// The memory it leaves is reused by the simulation, whose one core
-	// would otherwise fault the pages in (~10 µs each on this kind of
-	// machine): SchedulingBasic 0.99 -> 0.95 s, the same peak RSS.
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
+	// runs four times less often meanwhile (unless GOGC says otherwise, or
+	// the command's starting heap has it off). The memory it leaves is
+	// reused by the simulation, whose one core would otherwise fault the
+	// pages in (~10 µs each on this kind of machine): SchedulingBasic
+	// 0.99 -> 0.95 s, the same peak RSS.
+	defer gcpace.Loading()()
 	c := &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}}
 	readStdin := false
 	for _, p := range paths {

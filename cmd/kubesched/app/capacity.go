@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/simulator"
 )
 
@@ -40,6 +41,7 @@ fewest nodes of that shape to add so that every pending pod of the cluster is
 scheduled, each candidate count checked by simulating it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
 			given := 0
 			for _, f := range []string{opts.PodFile, addNodes, workload} {
 				if f != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	"github.com/kubesched/kubesched/internal/cluster/kube"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
 )
@@ -54,6 +55,7 @@ spec.nodeName.`,
 			return fmt.Errorf("want no arguments (with -f) or 'pod NAMESPACE/NAME', got %q", args)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
 			cc, err := Setup(opts, registry)
 			if err != nil {
 				return err

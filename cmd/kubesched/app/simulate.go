@@ -21,6 +21,7 @@ import (
 	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/simulator"
 )
 
@@ -37,6 +38,7 @@ on virtual time (backoff and the unschedulable flush do not wait in real time).
 The same input and seed give the same output, byte for byte.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
 			cc, err := Setup(opts, registry)
 			if err != nil {
 				return err
