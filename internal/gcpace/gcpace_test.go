@@ -83,24 +83,24 @@ func TestPacer(t *testing.T) {
 			},
 		},
 		{
-			name: "loading during the starting heap leaves the collector off",
+			name:  "loading during the starting heap leaves the collector off",
 			steps: []step{{start, off}, {load, off}, {loaded, off}},
 		},
 		{
-			name: "loading after the starting heap runs at GOGC=400, then 100 again",
+			name:  "loading after the starting heap runs at GOGC=400, then 100 again",
 			steps: []step{{start, off}, {gc(goal), normal}, {load, loading}, {loaded, normal}},
 		},
 		{
-			name: "the starting heap ending while loading goes to GOGC=400, and 100 when loading ends",
+			name:  "the starting heap ending while loading goes to GOGC=400, and 100 when loading ends",
 			steps: []step{{start, off}, {load, off}, {gc(goal), loading}, {loaded, normal}},
 		},
 		{
-			name: "loading without a starting heap runs at GOGC=400",
+			name:  "loading without a starting heap runs at GOGC=400",
 			steps: []step{{load, loading}, {loaded, normal}},
 		},
 		{
-			name: "with GOGC or GOMEMLIMIT set, nothing is touched",
-			user: true,
+			name:  "with GOGC or GOMEMLIMIT set, nothing is touched",
+			user:  true,
 			steps: []step{{start, normal}, {load, normal}, {gc(goal), normal}, {loaded, normal}},
 		},
 	}
