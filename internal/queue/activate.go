@@ -6,9 +6,10 @@ import (
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
-// Activate moves pods that wait in unschedulablePods or backoffQ to
-// activeQ at once (their PreEnqueue plugins still run), as upstream's
-// PriorityQueue.Activate: asynchronous preemption activates its preemptor
+// Activate moves pods that wait in unschedulablePods or back off (after a
+// rejection or an error) to activeQ at once (their PreEnqueue plugins
+// still run), as upstream's PriorityQueue.Activate: asynchronous
+// preemption activates its preemptor
 // when an API call failed or its last victim went in memory only, since
 // no deletion event will wake it then. A pod in flight gets
 // EventForceActivate recorded for it alone, so its attempt, if it fails,
@@ -22,9 +23,13 @@ func (q *PriorityQueue) Activate(pods ...*v1.Pod) {
 		if !ok {
 			p, ok = q.backoffQ.Get(key)
 		}
+		if !ok {
+			p, ok = q.errorBackoffQ.Get(key)
+		}
 		if ok && p.Pod.UID == pod.UID {
 			delete(q.unschedulable, key)
 			q.backoffQ.Delete(key)
+			q.errorBackoffQ.Delete(key)
 			q.moveToActiveQ(p, framework.EventForceActivate.Label)
 			continue
 		}

@@ -45,6 +45,18 @@ func TestActivate(t *testing.T) {
 			wantP: "active", wantOther: "absent",
 		},
 		{
+			name: "a pod backing off after an error goes to activeQ at once",
+			setup: func(t *testing.T, q *PriorityQueue, p, _ *v1.Pod) *v1.Pod {
+				q.Add(p)
+				failOnce(t, q)
+				if got := where(q, p); got != "errorBackoff" {
+					t.Fatalf("setup: the pod is in %s, want errorBackoff", got)
+				}
+				return p
+			},
+			wantP: "active", wantOther: "absent",
+		},
+		{
 			name: "a pod in flight is retried when its attempt fails, not parked",
 			setup: func(t *testing.T, q *PriorityQueue, p, _ *v1.Pod) *v1.Pod {
 				q.Add(p)
@@ -123,6 +135,13 @@ func TestAGatedPreemptorIsWokenByTheDeletionOfItsVictim(t *testing.T) {
 		t.Fatalf("while preempting, a victim's deletion moved the pod to %s; PreEnqueue must hold it", got)
 	}
 	preempting = false
+	// A node added is NodeResourcesFit's event but not the gating
+	// plugin's: the gated pod is not even looked at (upstream's
+	// moveEntitiesToActiveOrBackoffQueue), so it waits for its victim.
+	q.MoveAllToActiveOrBackoffQueue(nodeAdd, nil, nil, nil)
+	if got := where(q, p); got != "unschedulable" {
+		t.Fatalf("a node added moved the gated pod to %s; only the gating plugin's events may", got)
+	}
 	q.MoveAllToActiveOrBackoffQueue(podDeletion, nil, nil, nil)
 	if got := where(q, p); got != "active" {
 		t.Fatalf("after the preemption, the last victim's deletion left the pod in %s, want active", got)

@@ -34,6 +34,9 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 		if preCheck != nil && !preCheck(p.Pod) {
 			continue
 		}
+		if !q.concernsGate(p, event) {
+			continue
+		}
 		if s := q.isPodWorthRequeuing(p, event, oldObj, newObj); s != queueSkip {
 			moves = append(moves, move{p, s})
 		}
@@ -44,6 +47,24 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 		q.logger.V(5).Info("Pod moved", "pod", klog.KObj(m.p.Pod), "event", event.String())
 	}
 	q.recordEventIfAnyInFlight(event, oldObj, newObj)
+}
+
+// concernsGate: a pod held back by a PreEnqueue plugin is looked at only
+// for the events that plugin registered, or a wildcard (the flush), as
+// upstream's moveEntitiesToActiveOrBackoffQueue: the plugins that rejected
+// its last attempt (kept beside the gating one) have their hints asked
+// only then. A preemptor waiting for its victims is not released early by
+// a node update.
+func (q *PriorityQueue) concernsGate(p *framework.QueuedPodInfo, event framework.ClusterEvent) bool {
+	if p.GatingPlugin == "" || event.IsWildCard() {
+		return true
+	}
+	for _, e := range q.opts.EventInterest[p.GatingPlugin] {
+		if e.Event.Match(event) {
+			return true
+		}
+	}
+	return false
 }
 
 // isEventOfInterest: some plugin registered the event (or it concerns

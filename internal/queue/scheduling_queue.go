@@ -370,6 +370,9 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	if p, ok := q.unschedulable[key]; ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		for _, ev := range events {
+			if !q.concernsGate(p, ev) {
+				continue
+			}
 			if s := q.isPodWorthRequeuing(p, ev, oldPod, newPod); s != queueSkip {
 				delete(q.unschedulable, key)
 				q.requeue(p, s, ev.String())

@@ -34,6 +34,11 @@ func newQueue(opts Options) (*PriorityQueue, *testingclock.FakeClock) {
 			"NodeAffinity":    framework.Events(framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeLabel}),
 			"TaintToleration": framework.Events(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}),
 			"SchedulingGates": framework.Events(framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated}),
+			// As DefaultPreemption registers it with asynchronous preemption.
+			"DefaultPreemption": {{Event: podDeletion,
+				QueueingHintFn: func(klog.Logger, *v1.Pod, interface{}, interface{}) (framework.QueueingHint, error) {
+					return framework.QueueSkip, nil
+				}}},
 			// Hinted queues only for nodes labelled ok=true.
 			"Hinted": {{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.UpdateNodeLabel},
 				QueueingHintFn: func(_ klog.Logger, _ *v1.Pod, _, newObj interface{}) (framework.QueueingHint, error) {

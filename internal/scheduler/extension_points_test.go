@@ -147,3 +147,40 @@ type otherSort struct{}
 
 func (otherSort) Name() string                            { return "OtherSort" }
 func (otherSort) Less(a, b *framework.QueuedPodInfo) bool { return a.Pod.Name < b.Pod.Name }
+
+// A pod preempted while it waits at Permit (upstream's waitingPod.Preempt)
+// fails with an error, not a rejection: it backs off and is retried,
+// rather than waiting in unschedulablePods for an event its preemptor's
+// plugin never registered.
+func TestAPodPreemptedAtPermitBacksOffAsAfterAnError(t *testing.T) {
+	e, g := permitEnv(t)
+	if !e.sched.TryScheduleOne(context.Background()) {
+		t.Fatal("nothing to schedule")
+	}
+	fwk, _ := e.sched.Profile("default-scheduler")
+	wp := fwk.GetWaitingPod("uid-p")
+	if wp == nil {
+		t.Fatal("the pod is not waiting at Permit")
+	}
+	if !wp.Preempt("DefaultPreemption", "preempted") {
+		t.Fatal("Preempt of a waiting pod = false, want true")
+	}
+	if wp.Preempt("DefaultPreemption", "preempted") {
+		t.Error("a second Preempt = true; the wait had already ended")
+	}
+	e.sched.WaitForBindings()
+	e.store.Flush()
+	if got := e.pod(t, "p").Spec.NodeName; got != "" {
+		t.Errorf("pod bound to %q after it was preempted at Permit", got)
+	}
+	if g.unreserved.Load() != 1 {
+		t.Errorf("unreserve ran %d times, want 1", g.unreserved.Load())
+	}
+	c := condition(e.pod(t, "p"))
+	if c == nil || c.Reason != v1.PodReasonSchedulerError || c.Message != "waiting on permit for pod: preempted" {
+		t.Errorf("condition = %+v, want reason %s and upstream's message", c, v1.PodReasonSchedulerError)
+	}
+	if active, backoff, unschedulable := e.sched.Queue.Counts(); active != 0 || backoff != 1 || unschedulable != 0 {
+		t.Errorf("queue active/backoff/unschedulable = %d/%d/%d, want 0/1/0", active, backoff, unschedulable)
+	}
+}

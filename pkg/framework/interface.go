@@ -264,6 +264,10 @@ type WaitingPod interface {
 	GetPendingPlugins() []string
 	Allow(pluginName string)
 	Reject(pluginName, msg string)
+	// Preempt ends the wait with an Error (the pod backs off and is
+	// retried, not parked as unschedulable); false when the wait had
+	// already ended.
+	Preempt(pluginName, msg string) bool
 }
 
 // Handle is what a plugin gets from the framework at construction: the
@@ -282,7 +286,8 @@ type Handle interface {
 	// Listers reads cluster objects other than nodes and pods.
 	Listers() Listers
 	// NominatedPodsForNode lists the pods nominated to a node (preemptors
-	// waiting for their victims to go).
+	// waiting for their victims to go). The slice is shared: read it, do
+	// not modify it.
 	NominatedPodsForNode(nodeName string) []*PodInfo
 	// Evict deletes a preemption victim.
 	Evict(ctx context.Context, victim, preemptor *v1.Pod) error

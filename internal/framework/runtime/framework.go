@@ -754,6 +754,10 @@ func (f *Framework) WaitOnPermit(ctx context.Context, pod *v1.Pod) *framework.St
 	defer f.waiting.remove(pod.UID)
 	select {
 	case st := <-wp.done:
+		if st.Code() == framework.Error {
+			// Preempted while waiting: an error, with upstream's words.
+			return framework.AsStatus(fmt.Errorf("waiting on permit for pod: %w", st.AsError())).WithPlugin(st.Plugin())
+		}
 		return st
 	case <-ctx.Done():
 		return framework.AsStatus(ctx.Err())

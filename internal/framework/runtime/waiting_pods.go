@@ -52,6 +52,9 @@ type waitingPod struct {
 	mu      sync.Mutex
 	pending map[string]clock.Timer
 	done    chan *framework.Status
+	// finished: the wait's outcome was sent (allowed by all, rejected or
+	// preempted); later calls change nothing.
+	finished bool
 }
 
 var _ framework.WaitingPod = &waitingPod{}
@@ -90,23 +93,35 @@ func (w *waitingPod) Allow(plugin string) {
 		t.Stop()
 		delete(w.pending, plugin)
 	}
-	if len(w.pending) != 0 {
+	if len(w.pending) != 0 || w.finished {
 		return
 	}
-	select {
-	case w.done <- nil:
-	default:
-	}
+	w.finished = true
+	w.done <- nil
 }
 
 func (w *waitingPod) Reject(plugin, msg string) {
+	w.stop(framework.NewStatus(framework.Unschedulable, msg).WithPlugin(plugin))
+}
+
+// Preempt ends the wait with an Error, not a rejection, as upstream's
+// waitingPod.Preempt: the preempted pod is retried after its backoff
+// rather than parked until an event. False when the wait had already
+// ended (the pod was allowed): the preemptor deletes it through the API.
+func (w *waitingPod) Preempt(plugin, msg string) bool {
+	return w.stop(framework.NewStatus(framework.Error, msg).WithPlugin(plugin))
+}
+
+func (w *waitingPod) stop(st *framework.Status) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, t := range w.pending {
 		t.Stop()
 	}
-	select {
-	case w.done <- framework.NewStatus(framework.Unschedulable, msg).WithPlugin(plugin):
-	default:
+	if w.finished {
+		return false
 	}
+	w.finished = true
+	w.done <- st
+	return true
 }

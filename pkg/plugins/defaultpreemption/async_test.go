@@ -103,8 +103,9 @@ type fakeWaitingPod struct {
 	name string
 }
 
-func (w *fakeWaitingPod) Reject(plugin, msg string) {
-	w.h.record(fmt.Sprintf("reject %s (%s: %s)", w.name, plugin, msg))
+func (w *fakeWaitingPod) Preempt(plugin, msg string) bool {
+	w.h.record(fmt.Sprintf("preempt %s in memory (%s: %s)", w.name, plugin, msg))
+	return true
 }
 
 func testPod(name string, prio int32) *v1.Pod {
@@ -153,10 +154,10 @@ func TestAsyncPreemption(t *testing.T) {
 			wantActivated: []string{"p"},
 		},
 		{
-			name:          "a last victim rejected at Permit in memory activates the preemptor, no deletion event will",
+			name:          "a last victim waiting at Permit, preempted in memory, activates the preemptor, no deletion event will",
 			victims:       []string{"v1", "v2"},
 			waiting:       []string{"v2"},
-			wantCalls:     []string{"evict v1", "reject v2 (DefaultPreemption: preempted)"},
+			wantCalls:     []string{"evict v1", "preempt v2 in memory (DefaultPreemption: preempted)"},
 			wantActivated: []string{"p"},
 		},
 		{

@@ -409,7 +409,7 @@ func earliestStart(victims []*v1.Pod) time.Time {
 	return earliest
 }
 
-// actuate evicts the victims (rejecting those still waiting at Permit),
+// actuate evicts the victims (preempting in memory those still waiting at Permit),
 // each with a Preempted event, then clears the nominations of
 // lower-priority pods on the node: upstream's synchronous prepareCandidate
 // (SchedulerAsyncPreemption off, and the simulator). A victim already
@@ -430,12 +430,12 @@ func (pl *DefaultPreemption) actuate(ctx context.Context, pod *v1.Pod, c candida
 }
 
 // preemptPod preempts one victim for pod: a pod waiting at Permit is
-// rejected in memory (inMemory: no deletion will follow), any other is
-// evicted; each gets upstream's Preempted event.
+// preempted in memory (inMemory: no deletion will follow; it backs off
+// and is retried, as after an error), any other is evicted, as is a
+// waiting pod allowed meanwhile; each gets upstream's Preempted event.
 func (pl *DefaultPreemption) preemptPod(ctx context.Context, pod *v1.Pod, node string, victim *v1.Pod) (inMemory bool, err error) {
 	rec := pl.handle.EventRecorder()
-	if wp := pl.handle.GetWaitingPod(string(victim.UID)); wp != nil {
-		wp.Reject(Name, "preempted")
+	if wp := pl.handle.GetWaitingPod(string(victim.UID)); wp != nil && wp.Preempt(Name, "preempted") {
 		if rec != nil {
 			rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v (in kube-scheduler memory).", pod.UID, node)
 		}
