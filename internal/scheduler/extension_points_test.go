@@ -69,6 +69,23 @@ func TestAPodAllowedAtPermitIsBound(t *testing.T) {
 	}
 }
 
+// endWaitAndCheckUnbound runs end, which ends p's wait at Permit without
+// an Allow, lets p's binding cycle finish, checks p is unbound and
+// unreserved, and returns its PodScheduled condition.
+func endWaitAndCheckUnbound(t *testing.T, e *env, g *gatekeeper, end func()) *v1.PodCondition {
+	t.Helper()
+	end()
+	e.sched.WaitForBindings()
+	e.store.Flush()
+	if got := e.pod(t, "p").Spec.NodeName; got != "" {
+		t.Errorf("pod bound to %q after its wait at Permit ended without an Allow", got)
+	}
+	if g.unreserved.Load() != 1 {
+		t.Errorf("unreserve ran %d times, want 1", g.unreserved.Load())
+	}
+	return condition(e.pod(t, "p"))
+}
+
 func TestAPodTimingOutAtPermitIsUnreservedAndRequeued(t *testing.T) {
 	e, g := permitEnv(t)
 	if !e.sched.TryScheduleOne(context.Background()) {
@@ -79,16 +96,7 @@ func TestAPodTimingOutAtPermitIsUnreservedAndRequeued(t *testing.T) {
 	if fwk.GetWaitingPod("uid-p") == nil {
 		t.Fatal("the pod is not waiting at Permit")
 	}
-	e.clock.Step(10 * time.Second)
-	e.sched.WaitForBindings()
-	e.store.Flush()
-	if got := e.pod(t, "p").Spec.NodeName; got != "" {
-		t.Errorf("pod bound to %q after its Permit timed out", got)
-	}
-	if g.unreserved.Load() != 1 {
-		t.Errorf("unreserve ran %d times, want 1", g.unreserved.Load())
-	}
-	c := condition(e.pod(t, "p"))
+	c := endWaitAndCheckUnbound(t, e, g, func() { e.clock.Step(10 * time.Second) })
 	if c == nil || !strings.Contains(c.Message, "rejected due to timeout after waiting 10s at plugin Gatekeeper") {
 		t.Errorf("condition = %+v, want upstream's timeout message", c)
 	}
@@ -162,21 +170,14 @@ func TestAPodPreemptedAtPermitBacksOffAsAfterAnError(t *testing.T) {
 	if wp == nil {
 		t.Fatal("the pod is not waiting at Permit")
 	}
-	if !wp.Preempt("DefaultPreemption", "preempted") {
-		t.Fatal("Preempt of a waiting pod = false, want true")
-	}
-	if wp.Preempt("DefaultPreemption", "preempted") {
-		t.Error("a second Preempt = true; the wait had already ended")
-	}
-	e.sched.WaitForBindings()
-	e.store.Flush()
-	if got := e.pod(t, "p").Spec.NodeName; got != "" {
-		t.Errorf("pod bound to %q after it was preempted at Permit", got)
-	}
-	if g.unreserved.Load() != 1 {
-		t.Errorf("unreserve ran %d times, want 1", g.unreserved.Load())
-	}
-	c := condition(e.pod(t, "p"))
+	c := endWaitAndCheckUnbound(t, e, g, func() {
+		if !wp.Preempt("DefaultPreemption", "preempted") {
+			t.Fatal("Preempt of a waiting pod = false, want true")
+		}
+		if wp.Preempt("DefaultPreemption", "preempted") {
+			t.Error("a second Preempt = true; the wait had already ended")
+		}
+	})
 	if c == nil || c.Reason != v1.PodReasonSchedulerError || c.Message != "waiting on permit for pod: preempted" {
 		t.Errorf("condition = %+v, want reason %s and upstream's message", c, v1.PodReasonSchedulerError)
 	}
