@@ -19,7 +19,8 @@ type StatusWriter interface {
 	UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
 }
 
-// Evictor deletes a preemption victim.
+// Evictor deletes a preemption victim; NotFound (apierrors) when it is
+// already gone.
 type Evictor interface {
 	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
 }

@@ -289,7 +289,8 @@ type Handle interface {
 	// waiting for their victims to go). The slice is shared: read it, do
 	// not modify it.
 	NominatedPodsForNode(nodeName string) []*PodInfo
-	// Evict deletes a preemption victim.
+	// Evict deletes a preemption victim; the API's NotFound when it is
+	// already gone.
 	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
 	// ClearNominatedNodeName clears a pod's status.nominatedNodeName.
 	ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) error

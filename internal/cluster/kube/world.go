@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -158,7 +157,9 @@ func (w *World) UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.Persist
 // PreemptionByScheduler) so Job podFailurePolicy rules and the "victim
 // still terminating" guard see it, then it is deleted with its UID as a
 // precondition (a recreated pod of the same name is spared). A victim
-// already gone counts as evicted.
+// already gone gives the API's NotFound (at the patch or the delete, which
+// stops there), which preemption takes as evicted, with no event, as
+// upstream's PreemptPod.
 func (w *World) Evict(ctx context.Context, victim, preemptor *v1.Pod) error {
 	cond := &v1.PodCondition{
 		Type:    v1.DisruptionTarget,
@@ -167,17 +168,10 @@ func (w *World) Evict(ctx context.Context, victim, preemptor *v1.Pod) error {
 		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", preemptor.Spec.SchedulerName),
 	}
 	if err := w.UpdatePodStatus(ctx, victim, cond, nil); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
 		return err
 	}
 	uid := victim.UID
-	err := w.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return w.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 }
 
 // ListCluster reads what explain needs from the API: all nodes, the

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -23,7 +24,7 @@ func TestEvictMarksTheVictimThenDeletesIt(t *testing.T) {
 		wantActions []string
 	}{
 		{name: "a victim gets a DisruptionTarget condition, then is deleted", exists: true, wantActions: []string{"patch", "delete"}},
-		{name: "a victim already gone counts as evicted", exists: false, wantActions: []string{"patch"}},
+		{name: "a victim already gone is NotFound at the patch, and not deleted", exists: false, wantActions: []string{"patch"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,8 +36,8 @@ func TestEvictMarksTheVictimThenDeletesIt(t *testing.T) {
 			}
 			client := fake.NewSimpleClientset(objs...)
 			w := &World{client: client}
-			if err := w.Evict(context.Background(), victim, preemptor); err != nil {
-				t.Fatalf("Evict: %v", err)
+			if err := w.Evict(context.Background(), victim, preemptor); tt.exists && err != nil || !tt.exists && !apierrors.IsNotFound(err) {
+				t.Fatalf("Evict: %v, want nil when the victim exists, NotFound when it is gone", err)
 			}
 			var got []string
 			for _, a := range client.Actions() {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 
@@ -31,6 +33,7 @@ type fakeHandle struct {
 	block     map[string]chan struct{}
 	fail      map[string]bool
 	activated []string
+	events    []string
 }
 
 func (h *fakeHandle) record(s string) {
@@ -47,7 +50,7 @@ func (h *fakeHandle) Calls() []string {
 
 func (h *fakeHandle) AsyncPreemption() bool                            { return true }
 func (h *fakeHandle) Parallelism() int                                 { return 4 }
-func (h *fakeHandle) EventRecorder() events.EventRecorder              { return nil }
+func (h *fakeHandle) EventRecorder() events.EventRecorder              { return (*fakeRecorder)(h) }
 func (h *fakeHandle) NominatedPodsForNode(string) []*framework.PodInfo { return h.nominated }
 
 func (h *fakeHandle) GetWaitingPod(uid string) framework.WaitingPod {
@@ -65,6 +68,10 @@ func (h *fakeHandle) ClearNominatedNodeName(_ context.Context, pod *v1.Pod) erro
 func (h *fakeHandle) Evict(_ context.Context, victim, _ *v1.Pod) error {
 	if ch, ok := h.block[victim.Name]; ok {
 		<-ch
+	}
+	if victim.Name == "vanished" {
+		h.record("evict vanished: not found")
+		return apierrors.NewNotFound(v1.Resource("pods"), victim.Name)
 	}
 	if h.fail[victim.Name] {
 		h.record("evict " + victim.Name + " failed")
@@ -95,6 +102,16 @@ func (h *fakeHandle) Activate(pods ...*v1.Pod) {
 	for _, p := range pods {
 		h.activated = append(h.activated, p.Name)
 	}
+}
+
+// fakeRecorder records each event as "REASON POD".
+type fakeRecorder fakeHandle
+
+func (r *fakeRecorder) Eventf(regarding, _ k8sruntime.Object, _, reason, _, _ string, _ ...interface{}) {
+	h := (*fakeHandle)(r)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, reason+" "+regarding.(*v1.Pod).Name)
 }
 
 type fakeWaitingPod struct {
@@ -132,12 +149,15 @@ func TestAsyncPreemption(t *testing.T) {
 		fail                        []string
 		wantCalls                   []string
 		wantActivated               []string
+		// wantEvents are the events sent, sorted.
+		wantEvents []string
 	}{
 		{
 			name:         "lower-priority nominations are cleared before the victims are deleted, the last victim alone and last",
 			victims:      []string{"v1", "v2", "v3"},
 			nominatedLow: "low", nominatedHigh: "high",
-			wantCalls: []string{"clear low", "evict v1", "evict v2", "evict v3"},
+			wantCalls:  []string{"clear low", "evict v1", "evict v2", "evict v3"},
+			wantEvents: []string{"Preempted v1", "Preempted v2", "Preempted v3"},
 		},
 		{
 			name:          "a failed deletion spares the last victim and activates the preemptor",
@@ -159,11 +179,19 @@ func TestAsyncPreemption(t *testing.T) {
 			waiting:       []string{"v2"},
 			wantCalls:     []string{"evict v1", "preempt v2 in memory (DefaultPreemption: preempted)"},
 			wantActivated: []string{"p"},
+			wantEvents:    []string{"Preempted v1", "Preempted v2"},
 		},
 		{
-			name:      "a victim already terminating gets no second call",
-			victims:   []string{"v1", "gone"},
-			wantCalls: []string{"evict v1"},
+			name:       "a victim already gone counts as preempted, with no event and no error",
+			victims:    []string{"vanished", "v1"},
+			wantCalls:  []string{"evict vanished: not found", "evict v1"},
+			wantEvents: []string{"Preempted v1"},
+		},
+		{
+			name:       "a victim already terminating gets no second call",
+			victims:    []string{"v1", "gone"},
+			wantCalls:  []string{"evict v1"},
+			wantEvents: []string{"Preempted v1"},
 		},
 	}
 	for _, tc := range tests {
@@ -206,6 +234,10 @@ func TestAsyncPreemption(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantCalls, got); diff != "" {
 				t.Errorf("calls (-want,+got):\n%s", diff)
+			}
+			sort.Strings(h.events)
+			if diff := cmp.Diff(tc.wantEvents, h.events); diff != "" {
+				t.Errorf("events (-want,+got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantActivated, h.activated); diff != "" {
 				t.Errorf("activated (-want,+got):\n%s", diff)

@@ -17,6 +17,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -415,7 +416,7 @@ func earliestStart(victims []*v1.Pod) time.Time {
 // (SchedulerAsyncPreemption off, and the simulator). A victim already
 // being deleted gets no second call; the world marks each victim with a
 // DisruptionTarget condition before deleting it, and one already gone
-// counts as evicted.
+// (NotFound) counts as evicted, with no event.
 func (pl *DefaultPreemption) actuate(ctx context.Context, pod *v1.Pod, c candidate) *framework.Status {
 	for _, victim := range c.victims {
 		if victim.DeletionTimestamp != nil && pl.handle.GetWaitingPod(string(victim.UID)) == nil {
@@ -442,6 +443,10 @@ func (pl *DefaultPreemption) preemptPod(ctx context.Context, pod *v1.Pod, node s
 		return true, nil
 	}
 	if err := pl.handle.Evict(ctx, victim, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Already deleted: evicted, and no event (upstream's PreemptPod).
+			return false, nil
+		}
 		return false, fmt.Errorf("preempting %s/%s: %w", victim.Namespace, victim.Name, err)
 	}
 	if rec != nil {
