@@ -69,6 +69,8 @@ type realResult struct {
 //	KUBESCHED_BENCH_ONLY=SchedulingBasic   substrings of workload names
 //	KUBESCHED_BENCH_SCALE=10               divide node and pod counts
 //	KUBESCHED_BENCH_JSON=out.json          also write the results
+//	KUBESCHED_BENCH_PROFILE=DIR            kubesched's CPU profile per workload
+//	KUBESCHED_BENCH_PROFILE_SECONDS=40     its length (default pods/1500, 2 to 30)
 func TestBenchmarkAgainstKubeScheduler(t *testing.T) {
 	if os.Getenv("KUBESCHED_BENCH") == "" {
 		t.Skip("a benchmark: set KUBESCHED_BENCH=1 (make bench-real)")
