@@ -230,6 +230,29 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 	var pid int
 	var profiling sync.WaitGroup
 	defer profiling.Wait() // before the scheduler is stopped
+	if dir := os.Getenv("KUBESCHED_BENCH_PROFILE"); dir != "" {
+		// kube-apiserver's CPU profile during either scheduler's run: what
+		// the API work per pod is, the bound of both on two cores.
+		profiling.Add(1)
+		go func() {
+			defer profiling.Done()
+			secs := max(2, min(30, len(measured)/1500))
+			if v, err := strconv.Atoi(os.Getenv("KUBESCHED_BENCH_PROFILE_SECONDS")); err == nil && v > 0 {
+				secs = v
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+30)*time.Second)
+			defer cancel()
+			body, err := client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).DoRaw(ctx)
+			if err != nil {
+				t.Logf("kube-apiserver profile: %v", err)
+				return
+			}
+			file := dir + "/" + strings.NewReplacer("/", "_").Replace(w.FullName()) + "-" + string(impl) + "-apiserver.pprof"
+			if err := os.WriteFile(file, body, 0o644); err != nil {
+				t.Log(err)
+			}
+		}()
+	}
 	if impl == fw.Upstream {
 		pid = fw.StartKubeSchedulerWith(t, cp, benchConfig(cp.Kubeconfig), "1").PID()
 	} else {
