@@ -9,11 +9,11 @@ import (
 // Activate moves pods that wait in unschedulablePods or back off (after a
 // rejection or an error) to activeQ at once (their PreEnqueue plugins
 // still run), as upstream's PriorityQueue.Activate: asynchronous
-// preemption activates its preemptor
-// when an API call failed or its last victim went in memory only, since
-// no deletion event will wake it then. A pod in flight gets
-// EventForceActivate recorded for it alone, so its attempt, if it fails,
-// is retried rather than parked. Other pods are ignored.
+// preemption activates its preemptor when an API call failed or its last
+// victim went in memory only, since no deletion event will wake it then.
+// A pod in flight gets EventForceActivate recorded for it alone, so its
+// attempt, if it fails, is retried rather than parked. Other pods are
+// ignored.
 func (q *PriorityQueue) Activate(pods ...*v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
@@ -27,9 +27,7 @@ func (q *PriorityQueue) Activate(pods ...*v1.Pod) {
 			p, ok = q.errorBackoffQ.Get(key)
 		}
 		if ok && p.Pod.UID == pod.UID {
-			delete(q.unschedulable, key)
-			q.backoffQ.Delete(key)
-			q.errorBackoffQ.Delete(key)
+			// moveToActiveQ takes it out of the part it waits in.
 			q.moveToActiveQ(p, framework.EventForceActivate.Label)
 			continue
 		}
@@ -37,14 +35,4 @@ func (q *PriorityQueue) Activate(pods ...*v1.Pod) {
 			q.inFlightEvents.PushBack(&clusterEvent{event: framework.EventForceActivate, newObj: pod})
 		}
 	}
-}
-
-// eventConcernsPod: a wildcard event whose newObj is a pod concerns that
-// pod alone (EventForceActivate); any other event concerns every pod.
-func eventConcernsPod(event framework.ClusterEvent, newObj interface{}, p *framework.QueuedPodInfo) bool {
-	if !event.IsWildCard() {
-		return true
-	}
-	pod, ok := newObj.(*v1.Pod)
-	return !ok || pod.UID == p.Pod.UID
 }

@@ -91,7 +91,9 @@ func (q *PriorityQueue) isPodWorthRequeuing(p *framework.QueuedPodInfo, event fr
 		return queueAfterBackoff
 	}
 	if event.IsWildCard() {
-		if !eventConcernsPod(event, newObj, p) {
+		// A wildcard whose newObj is a pod (EventForceActivate) concerns
+		// that pod alone.
+		if pod, ok := newObj.(*v1.Pod); ok && pod.UID != p.Pod.UID {
 			return queueSkip
 		}
 		return queueAfterBackoff

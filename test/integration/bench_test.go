@@ -161,6 +161,12 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podInformer := factory.Core().V1().Pods().Informer()
 	nominated := map[string]bool{}
+	signal := func() {
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
 	record := func(obj interface{}) {
 		p, ok := obj.(*v1.Pod)
 		if !ok {
@@ -176,10 +182,7 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 				mu.Lock()
 				if names[k] && !nominated[k] {
 					nominated[k] = true
-					select {
-					case progress <- struct{}{}:
-					default:
-					}
+					signal()
 				}
 				mu.Unlock()
 			}
@@ -189,10 +192,7 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if names[k] {
 			if _, seen := bound[k]; !seen {
 				bound[k] = time.Now()
-				select {
-				case progress <- struct{}{}:
-				default:
-				}
+				signal()
 				if len(bound) == len(names) {
 					close(allBound)
 				}
@@ -236,10 +236,7 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		profiling.Add(1)
 		go func() {
 			defer profiling.Done()
-			secs := max(2, min(30, len(measured)/1500))
-			if v, err := strconv.Atoi(os.Getenv("KUBESCHED_BENCH_PROFILE_SECONDS")); err == nil && v > 0 {
-				secs = v
-			}
+			secs := profileSeconds(len(measured))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+30)*time.Second)
 			defer cancel()
 			body, err := client.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(secs)).DoRaw(ctx)
@@ -247,7 +244,7 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 				t.Logf("kube-apiserver profile: %v", err)
 				return
 			}
-			file := dir + "/" + strings.NewReplacer("/", "_").Replace(w.FullName()) + "-" + string(impl) + "-apiserver.pprof"
+			file := profileFile(dir, w, string(impl)+"-apiserver")
 			if err := os.WriteFile(file, body, 0o644); err != nil {
 				t.Log(err)
 			}
@@ -277,16 +274,13 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 			profiling.Add(1)
 			go func() {
 				defer profiling.Done()
-				secs := max(2, min(30, len(measured)/1500))
-				if v, err := strconv.Atoi(os.Getenv("KUBESCHED_BENCH_PROFILE_SECONDS")); err == nil && v > 0 {
-					secs = v
-				}
+				secs := profileSeconds(len(measured))
 				code, body, err := s.GetWithin(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), time.Duration(secs+10)*time.Second)
 				if err != nil || code != 200 {
 					t.Logf("profile: %d %v", code, err)
 					return
 				}
-				file := dir + "/" + strings.NewReplacer("/", "_").Replace(w.FullName()) + "-kubesched.pprof"
+				file := profileFile(dir, w, "kubesched")
 				if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 					t.Log(err)
 				}
@@ -357,6 +351,20 @@ wait:
 	r.SchedulerCPUPod = 1000 * r.SchedulerCPU / float64(len(bound))
 	r.Throughput = throughput(binds)
 	return r
+}
+
+// profileSeconds is how long a CPU profile of a run with n measured pods
+// lasts: KUBESCHED_BENCH_PROFILE_SECONDS, or n/1500 s within 2 to 30.
+func profileSeconds(n int) int {
+	if v, err := strconv.Atoi(os.Getenv("KUBESCHED_BENCH_PROFILE_SECONDS")); err == nil && v > 0 {
+		return v
+	}
+	return max(2, min(30, n/1500))
+}
+
+// profileFile is where the profile of what (a process) during workload w goes.
+func profileFile(dir string, w perfgen.Workload, what string) string {
+	return dir + "/" + strings.NewReplacer("/", "_").Replace(w.FullName()) + "-" + what + ".pprof"
 }
 
 // measuredPrefix is the name prefix perfgen gives the measured pods.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -108,17 +109,15 @@ func (pl *DefaultPreemption) actuateAsync(pod *v1.Pod, c candidate) {
 	e.preempting[pod.UID] = struct{}{}
 	e.mu.Unlock()
 	e.running.Add(1)
-	// Not the cycle's context: the goroutine outlives the cycle.
-	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer e.running.Done()
-		defer cancel()
-		pl.preemptInBackground(ctx, cancel, pod, c.node, victims)
+		// Not the cycle's context: the goroutine outlives the cycle.
+		pl.preemptInBackground(context.Background(), pod, c.node, victims)
 	}()
 }
 
 // preemptInBackground is the goroutine's work.
-func (pl *DefaultPreemption) preemptInBackground(ctx context.Context, cancel context.CancelFunc, pod *v1.Pod, node string, victims []*v1.Pod) {
+func (pl *DefaultPreemption) preemptInBackground(ctx context.Context, pod *v1.Pod, node string, victims []*v1.Pod) {
 	logger := klog.FromContext(ctx)
 	start := time.Now()
 	result := metrics.GoroutineResultSuccess
@@ -145,7 +144,7 @@ func (pl *DefaultPreemption) preemptInBackground(ctx context.Context, cancel con
 	}
 
 	if n := len(victims) - 1; n > 0 {
-		if err := pl.preemptAll(ctx, cancel, pod, node, victims[:n]); err != nil {
+		if err := pl.preemptAll(ctx, pod, node, victims[:n]); err != nil {
 			logger.Error(err, "Async preemption", "preemptor", klog.KObj(pod), "node", node)
 			result = metrics.GoroutineResultError
 			return // the last victim is spared: the preemptor retries sooner
@@ -166,28 +165,19 @@ func (pl *DefaultPreemption) preemptInBackground(ctx context.Context, cancel con
 
 // preemptAll preempts victims in parallel (at most the profile's
 // parallelism at once); the first error cancels the rest.
-func (pl *DefaultPreemption) preemptAll(ctx context.Context, cancel context.CancelFunc, pod *v1.Pod, node string, victims []*v1.Pod) error {
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-	)
-	slots := make(chan struct{}, max(1, pl.handle.Parallelism()))
+func (pl *DefaultPreemption) preemptAll(ctx context.Context, pod *v1.Pod, node string, victims []*v1.Pod) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, pl.handle.Parallelism()))
 	for _, v := range victims {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
+		g.Go(func() error {
 			if ctx.Err() != nil {
-				return
+				return nil // an earlier deletion failed
 			}
-			if _, err := pl.preemptPod(ctx, pod, node, v); err != nil {
-				errOnce.Do(func() { firstErr = err; cancel() })
-			}
-		}()
+			_, err := pl.preemptPod(ctx, pod, node, v)
+			return err
+		})
 	}
-	wg.Wait()
-	return firstErr
+	return g.Wait()
 }
 
 // clearLowerNominations clears the nominations of the pods of lower
