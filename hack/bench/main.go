@@ -59,7 +59,7 @@ var sizes struct{ nodes, init, pods int }
 
 func suite(scale int) []workload {
 	var out []workload
-	for _, w := range perfgen.All() {
+	for _, w := range append(perfgen.All(), perfgen.DRA()...) {
 		if w.Churn != nil {
 			continue // churn on wall time: only `make bench-real` runs it
 		}

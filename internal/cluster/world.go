@@ -39,6 +39,7 @@ type World interface {
 	StatusWriter
 	Evictor
 	framework.VolumeWriter
+	framework.ClaimWriter
 	// EventRecorder records events as the named profile (the events'
 	// reportingController, as upstream does per profile).
 	EventRecorder(schedulerName string) events.EventRecorder

@@ -24,6 +24,9 @@ type NodeVerdict struct {
 	// Scores are the weighted per-plugin scores; plugins skipped at
 	// PreScore are absent.
 	Scores map[string]int64
+	// Details are what the node would give the pod (the devices
+	// DynamicResources would allocate), for feasible nodes.
+	Details []string
 }
 
 // Explanation is a pod's evaluation on every node.
@@ -60,7 +63,7 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 	}
 	verdicts := make(map[string]*NodeVerdict, len(all))
 	for _, ni := range feasible {
-		verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Feasible: true, Reasons: []string{}}
+		verdicts[ni.NodeName()] = &NodeVerdict{Name: ni.NodeName(), Feasible: true, Reasons: []string{}, Details: fwk.NodeDetails(state, ni.NodeName())}
 	}
 	for _, ni := range all {
 		name := ni.NodeName()
@@ -78,10 +81,8 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 	if len(feasible) == 0 {
 		fe := &framework.FitError{Pod: pod, NumAllNodes: len(all), Diagnosis: diagnosis}
 		if fwk.HasPostFilterPlugins() {
+			// As the scheduling cycle: an Error's message ends the FitError.
 			pfr, st := fwk.RunPostFilterPlugins(ctx, state, pod, diagnosis.NodeToStatus)
-			if st.Code() == framework.Error {
-				return nil, fmt.Errorf("PostFilter: %w", st.AsError())
-			}
 			if len(st.Reasons()) > 0 {
 				fe.Diagnosis.PostFilterMsg = st.Message()
 			}

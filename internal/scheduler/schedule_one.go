@@ -209,8 +209,11 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 		out := cycleResult{}
 		if fwk.HasPostFilterPlugins() {
 			pfr, st := fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
+			// An Error in PostFilter is logged and its message ends the
+			// FitError's; the pod is unschedulable all the same (v1.37.2's
+			// schedulingCycle).
 			if st.Code() == framework.Error {
-				return nil, out, st
+				klog.FromContext(ctx).Error(st.AsError(), "Status after running PostFilter plugins for pod", "pod", klog.KObj(pod))
 			}
 			if len(st.Reasons()) > 0 {
 				fitErr.Diagnosis.PostFilterMsg = st.Message()

@@ -23,6 +23,7 @@ import (
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/queue"
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/plugins/dynamicresources"
 )
 
 // lazyNominator lets the frameworks, built before the queue, read the
@@ -62,9 +63,11 @@ type Scheduler struct {
 
 	world    cluster.World
 	snapshot *cache.Snapshot
-	clock    clock.WithTickerAndDelayedExecution
-	rand     *rand.Rand
-	logger   klog.Logger
+	// dra is the device allocation state the profiles share.
+	dra    *dynamicresources.Manager
+	clock  clock.WithTickerAndDelayedExecution
+	rand   *rand.Rand
+	logger klog.Logger
 
 	percentageOfNodesToScore int32
 	nextStartNodeIndex       int
@@ -189,6 +192,13 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 	var queueSort string
 	nominator := &lazyNominator{}
 	interest := map[string][]framework.ClusterEventWithHint{}
+	// One DRA manager for all profiles, as kube-scheduler's: an
+	// allocation in flight in one profile is a taken device in another.
+	draListers := framework.EmptyListers()
+	if o.listers != nil {
+		draListers = *o.listers
+	}
+	s.dra = dynamicresources.NewManager(draListers)
 	for i, prof := range cfg.Profiles {
 		rp := &runtime.Profile{
 			SchedulerName:            *prof.SchedulerName,
@@ -210,6 +220,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			Activator:     nominator,
 			Listers:       o.listers,
 			World:         world,
+			DRAManager:    s.dra,
 
 			EquivalenceCache: !o.noEquivalenceCache,
 			AsyncPreemption:  o.asyncPreemption && !o.syncPreemption,

@@ -21,6 +21,7 @@ type expected struct {
 		Name     string           `json:"name"`
 		Feasible bool             `json:"feasible"`
 		Plugin   string           `json:"plugin"`
+		Reasons  []string         `json:"reasons"`
 		Score    *int64           `json:"score"`
 		Scores   map[string]int64 `json:"scores"`
 	} `json:"nodes"`
@@ -64,12 +65,14 @@ func explainFile(t *testing.T, path string) *ExplainReport {
 // and the best nodes: all three levels of ../shared/conformance/compare.sh.
 func TestExplainAgreesWithUpstream(t *testing.T) {
 	registry := plugins.NewInTreeRegistry()
-	// The first 50 scenarios, and 30 with storage objects (issue 9).
+	// The first 50 scenarios, 30 with storage objects (issue 9) and 20
+	// with dynamic resource allocation (issue 12).
 	files, err := filepath.Glob("testdata/conformance/*.yaml")
 	storage, err2 := filepath.Glob("testdata/conformance-storage/*.yaml")
-	files = append(files, storage...)
-	if err != nil || err2 != nil || len(files) < 80 {
-		t.Fatalf("want 80 scenarios, found %d: %v %v", len(files), err, err2)
+	dra, err3 := filepath.Glob("testdata/conformance-dra/*.yaml")
+	files = append(append(files, storage...), dra...)
+	if err != nil || err2 != nil || err3 != nil || len(files) < 100 {
+		t.Fatalf("want 100 scenarios, found %d: %v %v %v", len(files), err, err2, err3)
 	}
 	var checked, scores int
 	for _, f := range files {
@@ -104,6 +107,8 @@ func TestExplainAgreesWithUpstream(t *testing.T) {
 					checked++
 					if g.Feasible || g.Plugin != w.Plugin {
 						t.Errorf("node %s: upstream rejects with %s, explain says feasible=%v plugin=%q %v", w.Name, w.Plugin, g.Feasible, g.Plugin, g.Reasons)
+					} else if !slices.Equal(g.Reasons, w.Reasons) {
+						t.Errorf("node %s: %s's reasons %q, upstream %q", w.Name, w.Plugin, g.Reasons, w.Reasons)
 					}
 					continue
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -62,6 +63,7 @@ type World struct {
 	// The timeline's state (timeline.go, steps.go).
 	cluster           *Cluster
 	addListed         func(interface{}) error
+	templates         map[string]*resourceapi.ResourceClaimTemplate
 	gone              map[string]gone
 	deletions         int // pods steps deleted
 	finishes          finishHeap
@@ -99,6 +101,11 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 	}
 	store.SetHandler(sched)
 	w.Scheduler = sched
+	claims, templates := claimsOf(c)
+	w.templates = templates
+	if err := store.SetClaims(claims, addListed); err != nil {
+		return nil, err
+	}
 	for _, o := range c.Ordered {
 		cp := *o
 		w.ordered = append(w.ordered, &cp)
@@ -142,6 +149,9 @@ func (w *World) addPod(p *v1.Pod) error {
 }
 
 func (w *World) addPending(p *v1.Pod) error {
+	if err := w.generateClaims(p); err != nil {
+		return err
+	}
 	if err := w.addPod(p); err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 			return clusterFromObjects(t, clustergen.Options{Nodes: 150, Pods: 900, RunningFraction: 0.2, Seed: 3, Workload: wl})
 		}})
 	}
-	for _, w := range perfgen.All() {
+	for _, w := range append(perfgen.All(), perfgen.DRA()...) {
 		if w.Churn != nil {
 			continue // wall-time churn: the real-cluster benchmark's
 		}

@@ -24,6 +24,9 @@ type ExplainNode struct {
 	Reasons  []string         `json:"reasons"`
 	Score    *int64           `json:"score"`
 	Scores   map[string]int64 `json:"scores"`
+	// Devices are the devices the node would allocate to the pod's
+	// claims (dynamic resource allocation), "claim/request: driver/pool/device".
+	Devices []string `json:"devices,omitempty"`
 }
 
 // ExplainReport is explain's JSON document.
@@ -87,6 +90,15 @@ func PodByName(c *Cluster, key string) (*v1.Pod, error) {
 // Explain evaluates pod on every node of the world (which must not contain
 // pod itself as a pending pod in its queue; it is only evaluated).
 func (w *World) Explain(ctx context.Context, pod *v1.Pod) (*ExplainReport, error) {
+	// A claim from a template is generated as the controller would when
+	// the pod is created (on a copy: the pod is only evaluated).
+	if needsClaims(pod) {
+		pod = pod.DeepCopy()
+		if err := w.generateClaims(pod); err != nil {
+			return nil, err
+		}
+		w.Store.Flush()
+	}
 	ex, err := w.Scheduler.Explain(ctx, pod)
 	if err != nil {
 		return nil, err
@@ -116,7 +128,7 @@ type ExplainPreemption struct {
 func toReport(ex *scheduler.Explanation) *ExplainReport {
 	r := &ExplainReport{Pod: ex.Pod.Namespace + "/" + ex.Pod.Name, Nodes: []ExplainNode{}, FeasibleCount: ex.FeasibleCount, BestNodes: ex.BestNodes, Message: ex.FitError}
 	for _, n := range ex.Nodes {
-		r.Nodes = append(r.Nodes, ExplainNode{Name: n.Name, Feasible: n.Feasible, Plugin: n.Plugin, Reasons: n.Reasons, Score: n.Score, Scores: n.Scores})
+		r.Nodes = append(r.Nodes, ExplainNode{Name: n.Name, Feasible: n.Feasible, Plugin: n.Plugin, Reasons: n.Reasons, Score: n.Score, Scores: n.Scores, Devices: n.Details})
 	}
 	return r
 }
@@ -190,5 +202,16 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 		}
 		fmt.Fprintln(tw, line)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The devices each feasible node would allocate (DRA), after the table.
+	for _, n := range r.Nodes {
+		if len(n.Devices) > 0 {
+			if _, err := fmt.Fprintf(out, "%s would allocate: %s\n", n.Name, strings.Join(n.Devices, ", ")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

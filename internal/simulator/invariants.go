@@ -15,7 +15,9 @@ import (
 // break, recomputed from the world's final state rather than the cache:
 // on every node that received a pod from us, requests and the pod count fit
 // allocatable; and every pod we placed tolerates its node's NoSchedule and
-// NoExecute taints and matches its required node affinity.
+// NoExecute taints and matches its required node affinity; no device is
+// allocated to two claims (but with admin access or a share), and a
+// claim reserved for a bound pod is allocated on that pod's node.
 func (w *World) CheckInvariants() []error {
 	var errs []error
 	ours := map[string]bool{}
@@ -85,5 +87,5 @@ func (w *World) CheckInvariants() []error {
 			}
 		}
 	}
-	return errs
+	return append(errs, w.Store.CheckClaims(nodes)...)
 }

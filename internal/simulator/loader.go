@@ -20,6 +20,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -510,7 +511,8 @@ func (c *Cluster) add(source string, obj runtime.Object) {
 	case *batchv1.Job:
 		c.Jobs = append(c.Jobs, o)
 	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
-		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity:
+		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity,
+		*resourceapi.DeviceClass, *resourceapi.ResourceSlice, *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate:
 		c.Others = append(c.Others, o)
 	default:
 		c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
@@ -547,7 +549,8 @@ func known(kind string) bool {
 	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
 		"Deployment", "DaemonSet", "Job",
 		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
-		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity":
+		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity",
+		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate":
 		return true
 	}
 	return false

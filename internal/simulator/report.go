@@ -34,6 +34,9 @@ type PodResult struct {
 	Node      string `json:"node"`
 	Status    string `json:"status"`
 	Message   string `json:"message"`
+	// Devices are a scheduled pod's allocated devices (dynamic resource
+	// allocation), "claim/request: driver/pool/device".
+	Devices []string `json:"devices,omitempty"`
 }
 
 // NodeResult is one node's load at the end.
@@ -118,6 +121,7 @@ func (w *World) Report() *Report {
 			res.Status, res.Message = StatusUnschedulable, "deleted"
 		case cur.Spec.NodeName != "":
 			res.Node, res.Status = cur.Spec.NodeName, StatusScheduled
+			res.Devices = w.podDevices(cur)
 			r.Summary.Scheduled++
 		default:
 			res.Status = StatusUnschedulable
@@ -346,6 +350,9 @@ func (r *Report) writeTable(out io.Writer) error {
 				reasons[p.Message] = n
 			}
 			msg = fmt.Sprintf("reason %d", n)
+		}
+		if len(p.Devices) > 0 {
+			msg = "devices: " + strings.Join(p.Devices, ", ")
 		}
 		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\n", p.Namespace, p.Name, node, p.Status, msg)
 	}

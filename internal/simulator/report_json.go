@@ -46,6 +46,17 @@ func writeReportJSON(out io.Writer, r *Report) error {
 			b = appendJSONString(b, p.Status)
 			b = append(b, ",\n      \"message\": "...)
 			b = appendJSONString(b, p.Message)
+			if len(p.Devices) > 0 {
+				b = append(b, ",\n      \"devices\": ["...)
+				for j, d := range p.Devices {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, "\n        "...)
+					b = appendJSONString(b, d)
+				}
+				b = append(b, "\n      ]"...)
+			}
 			b = append(b, "\n    }"...)
 		}
 		b = append(b, "\n  ]"...)

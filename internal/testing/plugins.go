@@ -75,7 +75,17 @@ type FakeHandle struct {
 	Objects []interface{}
 	// Writer receives volume writes (nil: VolumeWriter returns nil).
 	Writer framework.VolumeWriter
+	// DRA is the shared DRA manager (nil: plugins build their own).
+	DRA framework.DRAManager
+	// Claims receives ResourceClaim writes (nil: ClaimWriter returns nil).
+	Claims framework.ClaimWriter
 }
+
+// SharedDRAManager implements framework.Handle.
+func (h FakeHandle) SharedDRAManager() framework.DRAManager { return h.DRA }
+
+// ClaimWriter implements framework.Handle.
+func (h FakeHandle) ClaimWriter() framework.ClaimWriter { return h.Claims }
 
 // VolumeWriter implements framework.Handle.
 func (h FakeHandle) VolumeWriter() framework.VolumeWriter { return h.Writer }

@@ -308,6 +308,11 @@ type Handle interface {
 	GetPod(namespace, name string) (pod *v1.Pod, ok bool)
 	// VolumeWriter writes volume bindings (VolumeBinding's PreBind).
 	VolumeWriter() VolumeWriter
+	// SharedDRAManager is the scheduler-wide state of device allocation.
+	SharedDRAManager() DRAManager
+	// ClaimWriter writes ResourceClaims (DynamicResources' PreBind); nil
+	// where nothing is written (explain).
+	ClaimWriter() ClaimWriter
 	// RunFilterPluginsWithNominatedPods runs the Filter plugins on a node,
 	// as if the higher-or-equal priority pods nominated to it were there.
 	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, info *NodeInfo) *Status

@@ -4,10 +4,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -32,6 +34,10 @@ type Listers struct {
 	CSIDrivers             storagelisters.CSIDriverLister
 	VolumeAttachments      storagelisters.VolumeAttachmentLister
 	CSIStorageCapacities   storagelisters.CSIStorageCapacityLister
+	// Dynamic resource allocation (DynamicResources).
+	ResourceClaims resourcelisters.ResourceClaimLister
+	ResourceSlices resourcelisters.ResourceSliceLister
+	DeviceClasses  resourcelisters.DeviceClassLister
 }
 
 // StaticListers returns listers over a fixed set of objects (a simulation,
@@ -49,7 +55,7 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	}
 	idx := map[string]cache.Indexer{}
-	for _, k := range []string{"ns", "svc", "rc", "rs", "sts", "pdb", "pvc", "pv", "sc", "csinode", "csidriver", "va", "csc"} {
+	for _, k := range []string{"ns", "svc", "rc", "rs", "sts", "pdb", "pvc", "pv", "sc", "csinode", "csidriver", "va", "csc", "claim", "slice", "dc"} {
 		idx[k] = namespaced()
 	}
 	add := func(o interface{}) error {
@@ -81,6 +87,12 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 			k = "va"
 		case *storagev1.CSIStorageCapacity:
 			k = "csc"
+		case *resourceapi.ResourceClaim:
+			k = "claim"
+		case *resourceapi.ResourceSlice:
+			k = "slice"
+		case *resourceapi.DeviceClass:
+			k = "dc"
 		default:
 			return nil
 		}
@@ -105,6 +117,9 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 		CSIDrivers:             storagelisters.NewCSIDriverLister(idx["csidriver"]),
 		VolumeAttachments:      storagelisters.NewVolumeAttachmentLister(idx["va"]),
 		CSIStorageCapacities:   storagelisters.NewCSIStorageCapacityLister(idx["csc"]),
+		ResourceClaims:         resourcelisters.NewResourceClaimLister(idx["claim"]),
+		ResourceSlices:         resourcelisters.NewResourceSliceLister(idx["slice"]),
+		DeviceClasses:          resourcelisters.NewDeviceClassLister(idx["dc"]),
 	}, add, nil
 }
 

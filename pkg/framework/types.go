@@ -116,7 +116,11 @@ const (
 	CSIDriver             EventResource = "storage.k8s.io/CSIDriver"
 	VolumeAttachment      EventResource = "storage.k8s.io/VolumeAttachment"
 	CSIStorageCapacity    EventResource = "storage.k8s.io/CSIStorageCapacity"
-	WildCard              EventResource = "*"
+	// Dynamic resource allocation (DynamicResources).
+	ResourceClaim EventResource = "resource.k8s.io/ResourceClaim"
+	ResourceSlice EventResource = "resource.k8s.io/ResourceSlice"
+	DeviceClass   EventResource = "resource.k8s.io/DeviceClass"
+	WildCard      EventResource = "*"
 )
 
 // ClusterEvent is something that happened in the cluster.

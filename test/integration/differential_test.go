@@ -53,11 +53,14 @@ type scenario struct {
 	proxy bool
 	// setup runs before the scheduler starts (nodes, bound pods).
 	setup func(t *testing.T, c kubernetes.Interface)
-	run   func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
+	// controllers, if set, are kube-controller-manager's controllers to
+	// run beside the scheduler (a --controllers list), started after setup.
+	controllers string
+	run         func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
 }
 
 func TestDifferentialAgainstKubeScheduler(t *testing.T) {
-	for _, sc := range append(differentialScenarios(), storageScenarios()...) {
+	for _, sc := range slices.Concat(differentialScenarios(), storageScenarios(), draScenarios()) {
 		sc := sc
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -75,6 +78,9 @@ func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation
 		cp := fw.StartControlPlane(t)
 		if sc.setup != nil {
 			sc.setup(t, cp.Client)
+		}
+		if sc.controllers != "" {
+			fw.StartControllerManager(t, cp, sc.controllers)
 		}
 		kubeconfig := ""
 		if sc.proxy {

@@ -113,6 +113,9 @@ func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 		{framework.VolumeAttachment, i.nodes.Storage().V1().VolumeAttachments().Informer()},
 		{framework.CSIStorageCapacity, i.nodes.Storage().V1().CSIStorageCapacities().Informer()},
 		{framework.Namespace, i.nodes.Core().V1().Namespaces().Informer()},
+		{framework.ResourceClaim, i.nodes.Resource().V1().ResourceClaims().Informer()},
+		{framework.ResourceSlice, i.nodes.Resource().V1().ResourceSlices().Informer()},
+		{framework.DeviceClass, i.nodes.Resource().V1().DeviceClasses().Informer()},
 	}
 	for _, o := range others {
 		res := o.resource
@@ -144,7 +147,8 @@ func unwrap(obj interface{}) interface{} {
 
 // Listers returns the listers plugins read (and registers their
 // informers, so call it before Start): namespaces, Services and
-// controllers, PodDisruptionBudgets, and storage objects.
+// controllers, PodDisruptionBudgets, storage objects, and the objects of
+// dynamic resource allocation.
 func (i *Informers) Listers() framework.Listers {
 	f := i.nodes
 	return framework.Listers{
@@ -161,6 +165,9 @@ func (i *Informers) Listers() framework.Listers {
 		CSIDrivers:             f.Storage().V1().CSIDrivers().Lister(),
 		VolumeAttachments:      f.Storage().V1().VolumeAttachments().Lister(),
 		CSIStorageCapacities:   f.Storage().V1().CSIStorageCapacities().Lister(),
+		ResourceClaims:         f.Resource().V1().ResourceClaims().Lister(),
+		ResourceSlices:         f.Resource().V1().ResourceSlices().Lister(),
+		DeviceClasses:          f.Resource().V1().DeviceClasses().Lister(),
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -281,4 +282,24 @@ type ClusterObjects struct {
 	Services   []*v1.Service
 	// Others are controllers, budgets and storage objects.
 	Others []interface{}
+}
+
+// UpdateResourceClaim implements framework.ClaimWriter.
+func (w *World) UpdateResourceClaim(ctx context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
+	return w.client.ResourceV1().ResourceClaims(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+}
+
+// UpdateResourceClaimStatus implements framework.ClaimWriter.
+func (w *World) UpdateResourceClaimStatus(ctx context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
+	return w.client.ResourceV1().ResourceClaims(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+}
+
+// RemoveClaimReservation implements framework.ClaimWriter with
+// kube-scheduler's strategic merge patch, which removes one entry of
+// reservedFor without needing the latest claim (the UID guards against a
+// recreated claim).
+func (w *World) RemoveClaimReservation(ctx context.Context, c *resourceapi.ResourceClaim, podUID types.UID) error {
+	patch := fmt.Sprintf(`{"metadata": {"uid": %q}, "status": { "reservedFor": [ {"$patch": "delete", "uid": %q} ] }}`, c.UID, podUID)
+	_, err := w.client.ResourceV1().ResourceClaims(c.Namespace).Patch(ctx, c.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+	return err
 }

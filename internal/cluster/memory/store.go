@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,6 +52,10 @@ type Store struct {
 	evictions []string
 	// Bindings counts successful bindings.
 	Bindings int
+	// The ResourceClaims (claims.go).
+	claims       map[string]*resourceapi.ResourceClaim
+	claimVersion int64
+	publish      func(obj interface{}) error
 }
 
 var _ cluster.World = &Store{}
@@ -307,6 +312,7 @@ func (s *Store) Evict(_ context.Context, victim, preemptor *v1.Pod) error {
 		return apierrors.NewNotFound(podsResource, k)
 	}
 	delete(s.pods, k)
+	s.releaseClaimsLocked(old)
 	s.Evicted[k] = Eviction{Preemptor: key(preemptor.Namespace, preemptor.Name), Node: old.Spec.NodeName, Pod: old}
 	s.evictions = append(s.evictions, k)
 	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
@@ -335,6 +341,7 @@ func (s *Store) DeletePod(ns, name string) error {
 		return apierrors.NewNotFound(podsResource, k)
 	}
 	delete(s.pods, k)
+	s.releaseClaimsLocked(old)
 	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -61,6 +62,7 @@ type Options struct {
 	World interface {
 		Evict(ctx context.Context, victim, preemptor *v1.Pod) error
 		framework.VolumeWriter
+		framework.ClaimWriter
 		UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
 		GetPod(namespace, name string) (*v1.Pod, bool)
 	}
@@ -72,6 +74,9 @@ type Options struct {
 	// AsyncPreemption: preemption's API calls run in the background (the
 	// SchedulerAsyncPreemption feature gate, off in the simulator).
 	AsyncPreemption bool
+	// DRAManager is the scheduler-wide state of device allocation, shared
+	// by the profiles.
+	DRAManager framework.DRAManager
 }
 
 type weightedScore struct {
@@ -407,6 +412,34 @@ func (f *Framework) Evict(ctx context.Context, victim, preemptor *v1.Pod) error 
 
 // VolumeWriter implements framework.Handle; nil without a world.
 func (f *Framework) VolumeWriter() framework.VolumeWriter {
+	if f.opts.World == nil {
+		return nil
+	}
+	return f.opts.World
+}
+
+// NodeDetails collects what the NodeDetailer plugins say a feasible node
+// would give the pod (explain), in the order of the plugins' names.
+func (f *Framework) NodeDetails(state *framework.CycleState, nodeName string) []string {
+	names := make([]string, 0, len(f.plugins))
+	for n, pl := range f.plugins {
+		if _, ok := pl.(framework.NodeDetailer); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		out = append(out, f.plugins[n].(framework.NodeDetailer).NodeDetails(state, nodeName)...)
+	}
+	return out
+}
+
+// SharedDRAManager implements framework.Handle.
+func (f *Framework) SharedDRAManager() framework.DRAManager { return f.opts.DRAManager }
+
+// ClaimWriter implements framework.Handle; nil without a world.
+func (f *Framework) ClaimWriter() framework.ClaimWriter {
 	if f.opts.World == nil {
 		return nil
 	}

@@ -135,6 +135,11 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 		}
 		pvc, err := l.PersistentVolumeClaims.PersistentVolumeClaims(pod.Namespace).Get(name)
 		if err != nil {
+			// A generic ephemeral volume's claim missing is normal right
+			// after the pod's creation: upstream says what it waits for.
+			if vol.Ephemeral != nil {
+				return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name))
+			}
 			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("persistentvolumeclaim %q not found", name))
 		}
 		if vol.Ephemeral != nil && !metav1.IsControlledBy(pvc, pod) {

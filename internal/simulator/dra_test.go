@@ -1,0 +1,112 @@
+package simulator
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	st "github.com/kubesched/kubesched/internal/testing"
+)
+
+func podResult(r *Report, ns, name string) (PodResult, bool) {
+	for _, p := range r.Pods {
+		if p.Namespace == ns && p.Name == name {
+			return p, true
+		}
+	}
+	return PodResult{}, false
+}
+
+// TestDRAExample holds the bundled DRA example to what its header says.
+func TestDRAExample(t *testing.T) {
+	c, err := Load([]string{"../../examples/dra.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, r := simulate(t, c, 1)
+	tests := []struct {
+		name, pod string
+		// nodes the pod may land on ("" for pending), devices it gets
+		nodes   []string
+		devices int
+		message string
+	}{
+		{name: "a job pod asking for one GPU gets one", pod: "ml/train-small-c6swd", nodes: []string{"gpu-a1", "gpu-a2", "gpu-b1", "gpu-b2"}, devices: 1},
+		{name: "a job pod asking for two GPUs gets two of one node", pod: "ml/train-pair-8k8bs", nodes: []string{"gpu-a1", "gpu-a2", "gpu-b1", "gpu-b2"}, devices: 2},
+		{name: "the class's CEL selector keeps big-model on an 80Gi GPU", pod: "ml/big-model", nodes: []string{"gpu-a1", "gpu-a2", "gpu-b2"}, devices: 1},
+		{name: "the claim's CEL selector puts render on the L4 node", pod: "ml/render", nodes: []string{"gpu-b1"}, devices: 1},
+		{name: "allocationMode All takes every GPU of the node", pod: "ml/whole-node", nodes: []string{"gpu-b2"}, devices: 2},
+		{name: "eight GPUs of one node fit nowhere", pod: "ml/too-many", message: "0/5 nodes are available: 5 cannot allocate all claims."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns, name, _ := strings.Cut(tt.pod, "/")
+			p, ok := podResult(r, ns, name)
+			if !ok {
+				t.Fatalf("no result for %s", tt.pod)
+			}
+			if tt.nodes == nil {
+				if p.Status != StatusUnschedulable || !strings.HasPrefix(p.Message, tt.message) {
+					t.Errorf("%s: %s %q, want Unschedulable %q", tt.pod, p.Status, p.Message, tt.message)
+				}
+				return
+			}
+			if p.Status != StatusScheduled || !contains(tt.nodes, p.Node) {
+				t.Errorf("%s: %s on %q, want Scheduled on one of %v", tt.pod, p.Status, p.Node, tt.nodes)
+			}
+			if len(p.Devices) != tt.devices {
+				t.Errorf("%s: devices %v, want %d", tt.pod, p.Devices, tt.devices)
+			}
+			for _, d := range p.Devices {
+				if !strings.Contains(d, "gpu.example.com/"+p.Node+"/") {
+					t.Errorf("%s on %s got a device of another node: %s", tt.pod, p.Node, d)
+				}
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAFinishedPodFreesItsDevice: one GPU, two pods asking for it. The
+// second waits; when the first finishes, its claim is deallocated (as the
+// resourceclaim controller does) and the second gets the same GPU.
+func TestAFinishedPodFreesItsDevice(t *testing.T) {
+	first := st.MakePod().Name("first").Annotation(DurationAnnotation, "10m").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
+	second := st.MakePod().Name("second").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
+	objs := []runtime.Object{
+		st.MakeNode().Name("a").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj(),
+		st.DeviceClass("gpu", "gpu.example.com"),
+		st.MakeSlice("a", "gpu.example.com").Device("gpu-0").Obj(),
+		st.ClaimTemplate("one-gpu", "gpu", 1),
+		first, second,
+	}
+	w, r := simulate(t, loadObjects(t, objs), 1)
+	p, _ := podResult(r, "default", "second")
+	if p.Status != StatusScheduled || len(p.Devices) != 1 || !strings.HasSuffix(p.Devices[0], "gpu.example.com/a/gpu-0") {
+		t.Errorf("second: %s on %q with %v, want Scheduled with gpu-0 once first finished", p.Status, p.Node, p.Devices)
+	}
+	if f, _ := podResult(r, "default", "first"); f.Status != StatusFinished {
+		t.Errorf("first: %s, want %s", f.Status, StatusFinished)
+	}
+	// The first pod's claim was released: of the two generated claims,
+	// only the second's is allocated, and reserved for it.
+	var allocated []string
+	for _, c := range w.Store.Claims() {
+		if c.Status.Allocation != nil {
+			allocated = append(allocated, c.OwnerReferences[0].Name)
+		}
+	}
+	if len(allocated) != 1 || allocated[0] != "second" {
+		t.Errorf("allocated claims belong to %v, want [second]", allocated)
+	}
+}

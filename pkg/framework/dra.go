@@ -1,0 +1,66 @@
+package framework
+
+import (
+	"context"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/dynamic-resource-allocation/structured"
+)
+
+// DRAManager is the scheduler's view of dynamic resource allocation,
+// shared by all profiles (kube-scheduler's SharedDRAManager): the
+// ResourceClaims as the scheduler last wrote or saw them, which devices are
+// taken, and the allocations made in Reserve that PreBind has not written
+// yet ("in flight"), so that two pods never get the same device.
+type DRAManager interface {
+	// GetClaim returns the newest known version of a claim: the one the
+	// scheduler wrote (assumed) until the informer has caught up with it.
+	// The object is shared: do not modify it.
+	GetClaim(namespace, name string) (*resourceapi.ResourceClaim, error)
+	// AllocatedState is what the allocator must not hand out again: the
+	// devices of every allocated claim and of every allocation in flight.
+	// The sets are the caller's.
+	AllocatedState() (*structured.AllocatedState, error)
+	// ResourceSlices lists the published ResourceSlices.
+	ResourceSlices() ([]*resourceapi.ResourceSlice, error)
+	// DeviceClasses reads DeviceClasses.
+	DeviceClasses() structured.DeviceClassLister
+	// GetPendingAllocation returns the in-flight allocation of a claim,
+	// nil when there is none.
+	GetPendingAllocation(uid types.UID) *resourceapi.AllocationResult
+	// SignalClaimPendingAllocation records an allocation made in Reserve
+	// (the claim with its status.allocation set).
+	SignalClaimPendingAllocation(uid types.UID, allocated *resourceapi.ResourceClaim) error
+	// RemoveClaimPendingAllocation forgets an in-flight allocation (written
+	// by PreBind, or given up by Unreserve); false when there was none.
+	RemoveClaimPendingAllocation(uid types.UID) bool
+	// AssumeClaimAfterAPICall records a claim as the API server returned it
+	// after the scheduler's write, newer than what the informer has.
+	AssumeClaimAfterAPICall(claim *resourceapi.ResourceClaim) error
+	// AssumedClaimRestore drops an assumed version: the informer's is
+	// the truth again.
+	AssumedClaimRestore(namespace, name string)
+}
+
+// ClaimWriter writes ResourceClaims: the API in a cluster, the in-memory
+// store in a simulation. Each returns the claim as stored.
+type ClaimWriter interface {
+	// UpdateResourceClaim updates a claim's metadata and spec (the
+	// deletion-protection finalizer).
+	UpdateResourceClaim(ctx context.Context, claim *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error)
+	// UpdateResourceClaimStatus updates a claim's status (allocation,
+	// reservedFor).
+	UpdateResourceClaimStatus(ctx context.Context, claim *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error)
+	// RemoveClaimReservation takes a pod out of a claim's
+	// status.reservedFor (a strategic merge patch, as kube-scheduler's
+	// Unreserve).
+	RemoveClaimReservation(ctx context.Context, claim *resourceapi.ResourceClaim, podUID types.UID) error
+}
+
+// NodeDetailer is a plugin that can say what a feasible node would give
+// the pod, for explain (DynamicResources: the devices it would allocate).
+type NodeDetailer interface {
+	Plugin
+	NodeDetails(state *CycleState, nodeName string) []string
+}

@@ -1,0 +1,201 @@
+package dynamicresources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/dynamic-resource-allocation/resourceclaim"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Reserve holds the node's allocation of the pod's unallocated claims in
+// flight: from now on no other pod is given their devices, and PreBind
+// writes them. Claims already allocated are reserved for the pod only in
+// PreBind (if another pod is faster, this one tries again).
+func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState, _ *v1.Pod, nodeName string) *framework.Status {
+	s, err := getState(cs)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if s.allocator == nil {
+		return nil
+	}
+	s.mu.Lock()
+	allocations, ok := s.nodeAllocations[nodeName]
+	s.mu.Unlock()
+	if !ok || len(allocations) == 0 {
+		return framework.AsStatus(errors.New("claim allocation not found for node"))
+	}
+	next := 0
+	for i, claim := range s.claims {
+		if claim.Status.Allocation != nil {
+			continue
+		}
+		if next >= len(allocations) {
+			return framework.AsStatus(fmt.Errorf("internal error, have %d allocations for more claims", len(allocations)))
+		}
+		a := &allocations[next]
+		next++
+		s.allocations[i] = a
+		c := claim.DeepCopy()
+		if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
+			c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
+		}
+		c.Status.Allocation = a
+		if err := pl.manager.SignalClaimPendingAllocation(c.UID, c); err != nil {
+			return framework.AsStatus(fmt.Errorf("internal error, couldn't signal allocation for claim %s: %w", c.Name, err))
+		}
+	}
+	return nil
+}
+
+// Unreserve gives up the allocations in flight and takes the pod out of
+// the reservedFor of the claims that PreBind reserved for it.
+func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) {
+	s, err := getState(cs)
+	if err != nil || len(s.claims) == 0 {
+		return
+	}
+	for _, claim := range s.claims {
+		if pl.manager.RemoveClaimPendingAllocation(claim.UID) {
+			pl.manager.AssumedClaimRestore(claim.Namespace, claim.Name)
+		}
+		if claim.Status.Allocation != nil && resourceclaim.IsReservedForPod(pod, claim, false) {
+			if w := pl.h.ClaimWriter(); w != nil {
+				if err := w.RemoveClaimReservation(ctx, claim, pod.UID); err != nil {
+					// The pod's next attempt gets here again.
+					klog.FromContext(ctx).Error(err, "unreserve", "resourceclaim", klog.KObj(claim))
+				}
+			}
+		}
+	}
+}
+
+// PreBind writes each claim's allocation (after adding the
+// deletion-protection finalizer) and reserves the claim for the pod.
+func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) *framework.Status {
+	s, err := getState(cs)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if len(s.claims) == 0 {
+		return nil
+	}
+	w := pl.h.ClaimWriter()
+	if w == nil {
+		return nil
+	}
+	var written []*resourceapi.ResourceClaim
+	for i, claim := range s.claims {
+		if resourceclaim.IsReservedForPod(pod, claim, false) {
+			continue
+		}
+		updated, err := pl.bindClaim(ctx, w, claim, s.allocations[i], pod)
+		if err != nil {
+			return framework.AsStatus(err)
+		}
+		s.claims[i] = updated
+		written = append(written, updated)
+	}
+	// Written: the allocations are no longer in flight, the claims as
+	// the API returned them count instead.
+	for _, c := range written {
+		pl.manager.RemoveClaimPendingAllocation(c.UID)
+	}
+	return nil
+}
+
+// bindClaim is upstream's bindClaim without its retry on conflict: a
+// conflict fails PreBind, and the pod's next attempt starts from the new
+// version of the claim.
+func (pl *DynamicResources) bindClaim(ctx context.Context, w framework.ClaimWriter, claim *resourceapi.ResourceClaim, allocation *resourceapi.AllocationResult, pod *v1.Pod) (*resourceapi.ResourceClaim, error) {
+	c := claim.DeepCopy()
+	if c.DeletionTimestamp != nil {
+		return nil, fmt.Errorf("claim %s got deleted in the meantime", claimName(c))
+	}
+	if allocation != nil {
+		if c.Status.Allocation != nil {
+			return nil, fmt.Errorf("claim %s got allocated elsewhere in the meantime", claimName(c))
+		}
+		if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
+			c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
+			updated, err := w.UpdateResourceClaim(ctx, c)
+			if err != nil {
+				return nil, fmt.Errorf("add finalizer to claim %s: %w", claimName(c), err)
+			}
+			c = updated.DeepCopy()
+		}
+		c.Status.Allocation = allocation
+	}
+	c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{
+		APIGroup: v1.GroupName, Resource: "pods", Name: pod.Name, UID: pod.UID})
+	if c.Status.Allocation == nil {
+		return nil, fmt.Errorf("claim %s got deallocated elsewhere in the meantime", claimName(c))
+	}
+	if c.Status.Allocation.AllocationTimestamp == nil {
+		c.Status.Allocation = c.Status.Allocation.DeepCopy()
+		c.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: pl.now()}
+	}
+	updated, err := w.UpdateResourceClaimStatus(ctx, c)
+	if err != nil {
+		if allocation != nil {
+			return nil, fmt.Errorf("add allocation and reservation to claim %s: %w", claimName(c), err)
+		}
+		return nil, fmt.Errorf("add reservation to claim %s: %w", claimName(c), err)
+	}
+	if err := pl.manager.AssumeClaimAfterAPICall(updated); err != nil {
+		klog.FromContext(ctx).V(5).Info("Claim not stored in assume cache", "err", err, "claim", klog.KObj(updated))
+	}
+	return updated, nil
+}
+
+// PostFilter, when no node fits, deallocates one of the pod's allocated
+// claims that some node could not use and that no other pod uses, so
+// the next attempt can allocate it where the pod fits. Upstream picks one
+// at random (map order); kubesched takes the first in the pod's order, for
+// a deterministic simulation.
+func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
+	s, err := getState(cs)
+	if err != nil || len(s.claims) == 0 {
+		// No state: an earlier PreFilter plugin rejected the pod before
+		// this one ran. Upstream's lookup fails there and its error ends
+		// the pod's message with " not found", skipping preemption;
+		// kubesched lets preemption say why it cannot help (README,
+		// "Differences from kube-scheduler").
+		return nil, framework.NewStatus(framework.Unschedulable)
+	}
+	s.mu.Lock()
+	idx := make([]int, 0, len(s.unavailableClaims))
+	for i := range s.unavailableClaims {
+		idx = append(idx, i)
+	}
+	s.mu.Unlock()
+	sort.Ints(idx)
+	w := pl.h.ClaimWriter()
+	for _, i := range idx {
+		claim := s.claims[i]
+		rf := claim.Status.ReservedFor
+		if len(rf) == 0 || (len(rf) == 1 && rf[0].UID == pod.UID) {
+			if w == nil {
+				break
+			}
+			c := claim.DeepCopy()
+			c.Status.ReservedFor = nil
+			c.Status.Allocation = nil
+			c.Status.Devices = nil
+			if _, err := w.UpdateResourceClaimStatus(ctx, c); err != nil {
+				return nil, framework.AsStatus(err)
+			}
+			return nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+		}
+	}
+	return nil, framework.NewStatus(framework.Unschedulable)
+}

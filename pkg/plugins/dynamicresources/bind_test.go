@@ -1,0 +1,180 @@
+package dynamicresources
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+
+	st "github.com/kubesched/kubesched/internal/testing"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// cycle runs PreFilter and Filter on every node, then Reserve on node; it
+// returns the cycle state and the Filter verdicts.
+func cycle(t *testing.T, pl *DynamicResources, pod *v1.Pod, nodes []*framework.NodeInfo, node string) (*framework.CycleState, map[string]string) {
+	t.Helper()
+	ctx, state := context.Background(), framework.NewCycleState()
+	if _, s := pl.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	verdicts := map[string]string{}
+	for _, ni := range nodes {
+		verdicts[ni.NodeName()] = st.Verdict(pl.Filter(ctx, state, pod, ni))
+	}
+	if node != "" {
+		if s := pl.Reserve(ctx, state, pod, node); !s.IsSuccess() {
+			t.Fatalf("Reserve: %v", s)
+		}
+	}
+	return state, verdicts
+}
+
+// TestTwoPodsNeverGetTheSameDevice: the last device of the cluster, asked
+// for by two pods one after the other. The first one's allocation is in
+// flight from Reserve on, so the second finds no device until the first
+// gives it up (Unreserve) or has written it (PreBind, after which the
+// claim itself holds it).
+func TestTwoPodsNeverGetTheSameDevice(t *testing.T) {
+	objs := []interface{}{
+		st.DeviceClass("gpu", driver),
+		st.MakeSlice("a", driver).Device("gpu-0").Obj(),
+		st.MakeClaim("first").Request("gpu", "gpu", 1).Obj(),
+		st.MakeClaim("second").Request("gpu", "gpu", 1).Obj(),
+	}
+	w := newRecorder(objs...)
+	pl, m := newPlugin(t, w, objs...)
+	nodes := st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil)
+	p1 := st.MakePod().Name("p1").UID("p1").Claim("gpu", "first").Obj()
+	p2 := st.MakePod().Name("p2").UID("p2").Claim("gpu", "second").Obj()
+
+	s1, v := cycle(t, pl, p1, nodes, "a")
+	if v["a"] != "" {
+		t.Fatalf("first pod: %q", v["a"])
+	}
+	if _, v = cycle(t, pl, p2, nodes, ""); v["a"] != unresolvable(ErrReasonCannotAllocate) {
+		t.Errorf("second pod while the first's allocation is in flight: %q, want %q", v["a"], unresolvable(ErrReasonCannotAllocate))
+	}
+
+	pl.Unreserve(context.Background(), s1, p1, "a")
+	if _, v = cycle(t, pl, p2, nodes, ""); v["a"] != "" {
+		t.Errorf("second pod after the first gave the device up: %q, want it allocated", v["a"])
+	}
+
+	s1, _ = cycle(t, pl, p1, nodes, "a")
+	if s := pl.PreBind(context.Background(), s1, p1, "a"); !s.IsSuccess() {
+		t.Fatalf("PreBind: %v", s)
+	}
+	if m.GetPendingAllocation("claim-first") != nil {
+		t.Error("the allocation is still in flight after PreBind wrote it")
+	}
+	if _, v = cycle(t, pl, p2, nodes, ""); v["a"] != unresolvable(ErrReasonCannotAllocate) {
+		t.Errorf("second pod after the first's claim was written: %q, want %q", v["a"], unresolvable(ErrReasonCannotAllocate))
+	}
+}
+
+func TestPreBindWritesTheAllocationAndTheReservation(t *testing.T) {
+	objs := []interface{}{
+		st.DeviceClass("gpu", driver),
+		st.MakeSlice("a", driver).Device("gpu-0").Device("gpu-1").Obj(),
+		st.MakeClaim("c").Request("gpu", "gpu", 2).Obj(),
+	}
+	w := newRecorder(objs...)
+	pl, m := newPlugin(t, w, objs...)
+	pod := st.MakePod().Name("p").UID("p").Claim("gpu", "c").Obj()
+	state, _ := cycle(t, pl, pod, st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil), "a")
+	if s := pl.PreBind(context.Background(), state, pod, "a"); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	// The finalizer in a normal update, then allocation and reservation in
+	// the status, as upstream's bindClaim.
+	if diff := cmp.Diff([]string{"update c", "updateStatus c"}, w.calls); diff != "" {
+		t.Errorf("calls (-want,+got):\n%s", diff)
+	}
+	got := w.claims["c"]
+	if diff := cmp.Diff([]string{resourceapi.Finalizer}, got.Finalizers); diff != "" {
+		t.Errorf("finalizers (-want,+got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]resourceapi.ResourceClaimConsumerReference{{Resource: "pods", Name: "p", UID: "p"}}, got.Status.ReservedFor); diff != "" {
+		t.Errorf("reservedFor (-want,+got):\n%s", diff)
+	}
+	var devices []string
+	for _, r := range got.Status.Allocation.Devices.Results {
+		devices = append(devices, r.Request+"="+r.Pool+"/"+r.Device)
+	}
+	if diff := cmp.Diff([]string{"gpu=a/gpu-0", "gpu=a/gpu-1"}, devices); diff != "" {
+		t.Errorf("allocated devices (-want,+got):\n%s", diff)
+	}
+	if got.Status.Allocation.AllocationTimestamp == nil {
+		t.Error("no allocation timestamp (binding conditions are on by default in v1.37)")
+	}
+	// The manager counts the written claim's devices before any informer
+	// event (assumed).
+	if c, _ := m.GetClaim("default", "c"); c.Status.Allocation == nil {
+		t.Error("the manager does not know the written claim")
+	}
+	a, _ := m.AllocatedState()
+	if a.AllocatedDevices.Len() != 2 {
+		t.Errorf("allocated devices %v, want the two written", a.AllocatedDevices.UnsortedList())
+	}
+}
+
+func TestUnreserveTakesThePodOutOfReservedFor(t *testing.T) {
+	pod := st.MakePod().Name("p").UID("p").Claim("gpu", "c").Obj()
+	objs := []interface{}{
+		st.DeviceClass("gpu", driver),
+		st.MakeSlice("a", driver).Device("gpu-0").Obj(),
+		st.MakeClaim("c").Request("gpu", "gpu", 1).AllocatedOn("a", driver, "gpu-0").ReservedFor(pod).Obj(),
+	}
+	w := newRecorder(objs...)
+	pl, _ := newPlugin(t, w, objs...)
+	state, _ := cycle(t, pl, pod, st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil), "a")
+	pl.Unreserve(context.Background(), state, pod, "a")
+	if diff := cmp.Diff([]string{"removeReservation c"}, w.calls); diff != "" {
+		t.Errorf("calls (-want,+got):\n%s", diff)
+	}
+	if n := len(w.claims["c"].Status.ReservedFor); n != 0 {
+		t.Errorf("reservedFor has %d entries, want none", n)
+	}
+}
+
+func TestPostFilterDeallocatesAClaimNobodyUses(t *testing.T) {
+	pod := st.MakePod().Name("p").UID("p").Claim("gpu", "c").Obj()
+	other := st.MakePod().Name("other").UID("other").Obj()
+	tests := []struct {
+		name      string
+		claim     *resourceapi.ResourceClaim
+		wantCalls []string
+		want      string
+	}{
+		{name: "an allocated claim no pod uses is deallocated",
+			claim:     st.MakeClaim("c").Request("gpu", "gpu", 1).AllocatedOn("b", driver, "gpu-0").Obj(),
+			wantCalls: []string{"updateStatus c"}, want: "Unschedulable: deallocation of ResourceClaim completed"},
+		{name: "an allocated claim another pod uses is left alone",
+			claim: st.MakeClaim("c").Request("gpu", "gpu", 1).AllocatedOn("b", driver, "gpu-0").ReservedFor(other).Obj(),
+			want:  "Unschedulable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := []interface{}{st.DeviceClass("gpu", driver), tt.claim}
+			w := newRecorder(objs...)
+			pl, _ := newPlugin(t, w, objs...)
+			state, v := cycle(t, pl, pod, st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil), "")
+			if v["a"] != unresolvable(ErrReasonNotAvailable) {
+				t.Fatalf("Filter: %q", v["a"])
+			}
+			_, s := pl.PostFilter(context.Background(), state, pod, nil)
+			if got := st.Verdict(s); got != tt.want {
+				t.Errorf("PostFilter: %q, want %q", got, tt.want)
+			}
+			if diff := cmp.Diff(tt.wantCalls, w.calls); diff != "" {
+				t.Errorf("calls (-want,+got):\n%s", diff)
+			}
+			if tt.wantCalls != nil && w.claims["c"].Status.Allocation != nil {
+				t.Error("the claim is still allocated")
+			}
+		})
+	}
+}
