@@ -4,6 +4,7 @@ package features
 
 import (
 	"k8s.io/component-base/featuregate"
+	"k8s.io/dynamic-resource-allocation/structured"
 )
 
 const (
@@ -20,9 +21,57 @@ const (
 	SchedulerAsyncPreemption featuregate.Feature = "SchedulerAsyncPreemption"
 )
 
+// Dynamic resource allocation: kube-scheduler v1.37.2's gates, with their
+// defaults and stages (pkg/features/kube_features.go). Those the structured
+// allocator knows turn its features on and off (DRAFeatures); the others
+// are accepted so a kube-scheduler command line works unchanged.
+const (
+	DynamicResourceAllocation    featuregate.Feature = "DynamicResourceAllocation"
+	DRAAdminAccess               featuregate.Feature = "DRAAdminAccess"
+	DRAConsumableCapacity        featuregate.Feature = "DRAConsumableCapacity"
+	DRADerivedAttributes         featuregate.Feature = "DRADerivedAttributes"
+	DRADeviceBindingConditions   featuregate.Feature = "DRADeviceBindingConditions"
+	DRADeviceCompatibilityGroups featuregate.Feature = "DRADeviceCompatibilityGroups"
+	DRADeviceTaintRules          featuregate.Feature = "DRADeviceTaintRules"
+	DRADeviceTaints              featuregate.Feature = "DRADeviceTaints"
+	DRAExtendedResource          featuregate.Feature = "DRAExtendedResource"
+	DRAFractionalCapacityRange   featuregate.Feature = "DRAFractionalCapacityRange"
+	DRAListTypeAttributes        featuregate.Feature = "DRAListTypeAttributes"
+	DRANodeAllocatableResources  featuregate.Feature = "DRANodeAllocatableResources"
+	DRAOptionalNodeOperations    featuregate.Feature = "DRAOptionalNodeOperations"
+	DRAPartitionableDevices      featuregate.Feature = "DRAPartitionableDevices"
+	DRAPartitionableDevicesType  featuregate.Feature = "DRAPartitionableDevicesType"
+	DRAPrioritizedList           featuregate.Feature = "DRAPrioritizedList"
+	DRAResourceClaimDeviceStatus featuregate.Feature = "DRAResourceClaimDeviceStatus"
+	DRAResourcePoolStatus        featuregate.Feature = "DRAResourcePoolStatus"
+	DRASchedulerFilterTimeout    featuregate.Feature = "DRASchedulerFilterTimeout"
+	DRAWorkloadResourceClaims    featuregate.Feature = "DRAWorkloadResourceClaims"
+)
+
 var defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	EquivalenceCache:         {Default: true, PreRelease: featuregate.Beta},
 	SchedulerAsyncPreemption: {Default: true, PreRelease: featuregate.Beta},
+
+	DynamicResourceAllocation:    {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	DRAAdminAccess:               {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	DRAConsumableCapacity:        {Default: true, PreRelease: featuregate.Beta},
+	DRADerivedAttributes:         {Default: false, PreRelease: featuregate.Alpha},
+	DRADeviceBindingConditions:   {Default: true, PreRelease: featuregate.Beta},
+	DRADeviceCompatibilityGroups: {Default: false, PreRelease: featuregate.Alpha},
+	DRADeviceTaintRules:          {Default: true, PreRelease: featuregate.GA},
+	DRADeviceTaints:              {Default: true, PreRelease: featuregate.GA},
+	DRAExtendedResource:          {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	DRAFractionalCapacityRange:   {Default: true, PreRelease: featuregate.Beta},
+	DRAListTypeAttributes:        {Default: false, PreRelease: featuregate.Alpha},
+	DRANodeAllocatableResources:  {Default: false, PreRelease: featuregate.Alpha},
+	DRAOptionalNodeOperations:    {Default: false, PreRelease: featuregate.Alpha},
+	DRAPartitionableDevices:      {Default: true, PreRelease: featuregate.Beta},
+	DRAPartitionableDevicesType:  {Default: false, PreRelease: featuregate.Alpha},
+	DRAPrioritizedList:           {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	DRAResourceClaimDeviceStatus: {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	DRAResourcePoolStatus:        {Default: false, PreRelease: featuregate.Alpha},
+	DRASchedulerFilterTimeout:    {Default: true, PreRelease: featuregate.Beta},
+	DRAWorkloadResourceClaims:    {Default: false, PreRelease: featuregate.Beta},
 }
 
 // New returns a fresh gate with kubesched's features at their defaults.
@@ -32,4 +81,24 @@ func New() featuregate.MutableFeatureGate {
 		panic(err) // a programming error in the table above
 	}
 	return g
+}
+
+// DRAFeatures are the structured allocator's features as the gates set
+// them (kube-scheduler's AllocatorFeatures), and whether Filter's
+// allocation has a timeout (DRASchedulerFilterTimeout).
+func DRAFeatures(g featuregate.FeatureGate) (f structured.Features, filterTimeout bool) {
+	on := func(x featuregate.Feature) bool { return g.Enabled(x) }
+	return structured.Features{
+		AdminAccess:             on(DRAAdminAccess),
+		PrioritizedList:         on(DRAPrioritizedList),
+		PartitionableDevices:    on(DRAPartitionableDevices),
+		DeviceTaints:            on(DRADeviceTaints),
+		DeviceBindingAndStatus:  on(DRADeviceBindingConditions) && on(DRAResourceClaimDeviceStatus),
+		ConsumableCapacity:      on(DRAConsumableCapacity),
+		FractionalCapacityRange: on(DRAFractionalCapacityRange),
+		ListTypeAttributes:      on(DRAListTypeAttributes),
+		OptionalNodeOperations:  on(DRAOptionalNodeOperations),
+		DerivedAttributes:       on(DRADerivedAttributes),
+		CompatibilityGroups:     on(DRADeviceCompatibilityGroups),
+	}, on(DRASchedulerFilterTimeout)
 }

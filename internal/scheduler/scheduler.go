@@ -14,6 +14,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
@@ -94,6 +95,9 @@ type options struct {
 	// percentageOfNodesToScore overrides the configuration (explain uses 100).
 	percentage *int32
 	listers    *framework.Listers
+	// draFeatures, when set, are the DRA allocator's features.
+	draFeatures      *structured.Features
+	draFilterTimeout bool
 	// noEquivalenceCache turns the equivalence cache off (on by default).
 	noEquivalenceCache bool
 	syncBinding        bool
@@ -111,6 +115,13 @@ func WithClock(c clock.WithTickerAndDelayedExecution) Option { return func(o *op
 
 // WithListers gives plugins the cluster's other objects.
 func WithListers(l framework.Listers) Option { return func(o *options) { o.listers = &l } }
+
+// WithDRAFeatures sets the structured allocator's features and whether
+// DynamicResources' Filter has a timeout (the DRA feature gates); v1.37's
+// defaults otherwise.
+func WithDRAFeatures(f structured.Features, filterTimeout bool) Option {
+	return func(o *options) { o.draFeatures, o.draFilterTimeout = &f, filterTimeout }
+}
 
 // WithEquivalenceCache turns the equivalence cache on or off (the
 // EquivalenceCache feature gate; on by default), and with it the
@@ -199,6 +210,9 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		draListers = *o.listers
 	}
 	s.dra = dynamicresources.NewManager(draListers)
+	if o.draFeatures != nil {
+		s.dra.SetFeatures(*o.draFeatures, o.draFilterTimeout)
+	}
 	for i, prof := range cfg.Profiles {
 		rp := &runtime.Profile{
 			SchedulerName:            *prof.SchedulerName,

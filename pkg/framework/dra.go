@@ -41,6 +41,9 @@ type DRAManager interface {
 	// AssumedClaimRestore drops an assumed version: the informer's is
 	// the truth again.
 	AssumedClaimRestore(namespace, name string)
+	// Features are the allocator's features (the DRA feature gates), and
+	// whether Filter's allocation is bounded by filterTimeout.
+	Features() (f structured.Features, filterTimeout bool)
 }
 
 // ClaimWriter writes ResourceClaims: the API in a cluster, the in-memory

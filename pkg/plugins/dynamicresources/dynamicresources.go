@@ -56,7 +56,8 @@ const (
 const defaultBindingTimeout = 10 * time.Minute
 
 // AllocatorFeatures are the allocator's features as kube-scheduler v1.37.2
-// turns them on by default: admin access, prioritized lists, partitionable
+// turns them on by default (--feature-gates changes them, see
+// internal/features): admin access, prioritized lists, partitionable
 // devices, device taints, binding conditions with device status, and
 // consumable capacity with fractional ranges are on; list-type attributes,
 // optional node operations, derived attributes and compatibility groups
@@ -274,7 +275,8 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
-		a, err := structured.NewAllocator(ctx, AllocatorFeatures, *allocated, pl.manager.DeviceClasses(), slices, pl.celCache)
+		features, _ := pl.manager.Features()
+		a, err := structured.NewAllocator(ctx, features, *allocated, pl.manager.DeviceClasses(), slices, pl.celCache)
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
@@ -331,7 +333,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 	var allocations []resourceapi.AllocationResult
 	if s.allocator != nil {
 		actx := ctx
-		if pl.filterTimeout > 0 {
+		if _, bounded := pl.manager.Features(); bounded && pl.filterTimeout > 0 {
 			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
 			defer cancel()
 			actx = c

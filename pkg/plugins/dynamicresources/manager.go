@@ -38,6 +38,9 @@ type Manager struct {
 	shared     map[structured.SharedDeviceID]int
 	capacities structured.ConsumedCapacityCollection
 	inFlight   map[types.UID]*resourceapi.ResourceClaim
+
+	features      structured.Features
+	filterTimeout bool
 }
 
 var _ framework.DRAManager = &Manager{}
@@ -46,8 +49,18 @@ var _ framework.DRAManager = &Manager{}
 func NewManager(l framework.Listers) *Manager {
 	return &Manager{listers: l, claims: map[string]*resourceapi.ResourceClaim{}, assumed: map[string]bool{},
 		devices: map[structured.DeviceID]int{}, shared: map[structured.SharedDeviceID]int{},
-		capacities: structured.NewConsumedCapacityCollection(), inFlight: map[types.UID]*resourceapi.ResourceClaim{}}
+		capacities: structured.NewConsumedCapacityCollection(), inFlight: map[types.UID]*resourceapi.ResourceClaim{},
+		features: AllocatorFeatures, filterTimeout: true}
 }
+
+// SetFeatures sets the allocator's features and whether Filter has a
+// timeout (from the feature gates); call it before scheduling starts.
+func (m *Manager) SetFeatures(f structured.Features, filterTimeout bool) {
+	m.features, m.filterTimeout = f, filterTimeout
+}
+
+// Features implements framework.DRAManager.
+func (m *Manager) Features() (structured.Features, bool) { return m.features, m.filterTimeout }
 
 func claimKey(ns, name string) string { return ns + "/" + name }
 
@@ -213,7 +226,16 @@ func (m *Manager) AllocatedState() (*structured.AllocatedState, error) {
 		s.AllocatedDevices[id] = struct{}{}
 	}
 	for id := range m.shared {
-		s.AllocatedSharedDeviceIDs[id] = struct{}{}
+		if m.features.ConsumableCapacity {
+			s.AllocatedSharedDeviceIDs[id] = struct{}{}
+		} else {
+			// Without DRAConsumableCapacity a shared device is
+			// simply taken (upstream's GatherAllocatedState).
+			s.AllocatedDevices[id.GetDeviceID()] = struct{}{}
+		}
+	}
+	if !m.features.ConsumableCapacity {
+		s.AggregatedCapacity = structured.NewConsumedCapacityCollection()
 	}
 	for _, c := range m.inFlight {
 		forEachDevice(c, func(id structured.DeviceID) { s.AllocatedDevices[id] = struct{}{} },

@@ -27,10 +27,14 @@ type Config struct {
 // SchedulerOptions are the scheduler options the feature gates imply.
 func (c *Config) SchedulerOptions() []scheduler.Option {
 	enabled := func(f featuregate.Feature) bool { return c.Features == nil || c.Features.Enabled(f) }
-	return []scheduler.Option{
+	opts := []scheduler.Option{
 		scheduler.WithEquivalenceCache(enabled(features.EquivalenceCache)),
 		scheduler.WithAsyncPreemption(enabled(features.SchedulerAsyncPreemption)),
 	}
+	if c.Features != nil {
+		opts = append(opts, scheduler.WithDRAFeatures(features.DRAFeatures(c.Features)))
+	}
+	return opts
 }
 
 type completedConfig struct {
