@@ -53,10 +53,13 @@ func (s *Scheduler) OnNodeUpdate(oldNode, newNode *v1.Node) {
 // OnClusterEvent implements cluster.EventHandler: pods whose rejecting
 // plugins registered the event (and whose hints agree) are retried.
 func (s *Scheduler) OnClusterEvent(event framework.ClusterEvent, oldObj, newObj interface{}) {
-	if event.Resource == framework.ResourceClaim {
+	switch event.Resource {
+	case framework.ResourceClaim:
 		// The DRA manager's devices first, as upstream's assume cache
 		// handler: a pod woken by a deallocation must see the devices free.
 		s.dra.OnClaimChange(oldObj, newObj)
+	case framework.ResourceSlice, framework.DeviceClass:
+		s.dra.OnSliceOrClassChange()
 	}
 	s.Queue.MoveAllToActiveOrBackoffQueue(event, oldObj, newObj, nil)
 }

@@ -213,6 +213,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 	if o.draFeatures != nil {
 		s.dra.SetFeatures(*o.draFeatures, o.draFilterTimeout)
 	}
+	s.dra.SetCache(!o.noEquivalenceCache)
 	for i, prof := range cfg.Profiles {
 		rp := &runtime.Profile{
 			SchedulerName:            *prof.SchedulerName,

@@ -8,8 +8,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // claimsOf returns the cluster's ResourceClaims and its
@@ -182,4 +185,41 @@ func needsClaims(p *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// createDRA creates an object of dynamic resource allocation in a
+// timeline step as the API server would, with the event an informer would
+// deliver: a claim goes to the store (defaulted), a template is known to
+// the next pods, a slice or a class reaches the listers and wakes the pods
+// waiting for devices.
+func (w *World) createDRA(obj runtime.Object) error {
+	switch o := obj.(type) {
+	case *resourceapi.ResourceClaim:
+		if o.Namespace == "" {
+			o.Namespace = v1.NamespaceDefault
+		}
+		if o.UID == "" {
+			o.UID = types.UID("resourceclaim-" + o.Namespace + "-" + o.Name)
+		}
+		defaultDeviceClaim(&o.Spec.Devices)
+		if err := w.Store.AddClaim(o); err != nil {
+			return fmt.Errorf("create ResourceClaim %s/%s: %w", o.Namespace, o.Name, err)
+		}
+	case *resourceapi.ResourceClaimTemplate:
+		if o.Namespace == "" {
+			o.Namespace = v1.NamespaceDefault
+		}
+		defaultDeviceClaim(&o.Spec.Spec.Devices)
+		if w.templates == nil {
+			w.templates = map[string]*resourceapi.ResourceClaimTemplate{}
+		}
+		w.templates[o.Namespace+"/"+o.Name] = o
+	case *resourceapi.ResourceSlice:
+		w.addObject(o)
+		w.Store.NotifyAdded(framework.ResourceSlice, o)
+	case *resourceapi.DeviceClass:
+		w.addObject(o)
+		w.Store.NotifyAdded(framework.DeviceClass, o)
+	}
+	return nil
 }

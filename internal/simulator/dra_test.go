@@ -1,6 +1,10 @@
 package simulator
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -8,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	st "github.com/kubesched/kubesched/internal/testing"
+	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
 func podResult(r *Report, ns, name string) (PodResult, bool) {
@@ -108,5 +113,73 @@ func TestAFinishedPodFreesItsDevice(t *testing.T) {
 	}
 	if len(allocated) != 1 || allocated[0] != "second" {
 		t.Errorf("allocated claims belong to %v, want [second]", allocated)
+	}
+}
+
+// TestANewResourceSliceWakesAWaitingPod: a pod waits for a GPU no node
+// has; a timeline step publishes a node's ResourceSlice (the driver
+// started) and the pod is placed there, woken by the slice's event.
+func TestANewResourceSliceWakesAWaitingPod(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"cluster.yaml": `apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: a}, status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}}
+- apiVersion: resource.k8s.io/v1
+  kind: DeviceClass
+  metadata: {name: gpu}
+  spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+- apiVersion: resource.k8s.io/v1
+  kind: ResourceClaimTemplate
+  metadata: {name: one-gpu, namespace: default}
+  spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: job, namespace: default}
+  spec:
+    containers: [{name: main, image: busybox, resources: {claims: [{name: gpu}]}}]
+    resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+`,
+		"scenario.yaml": `apiVersion: simulation.kubesched.io/v1alpha1
+kind: Scenario
+metadata: {name: driver-starts}
+spec:
+  steps:
+  - at: 10m
+    name: the driver publishes node a's GPU
+    create:
+    - apiVersion: resource.k8s.io/v1
+      kind: ResourceSlice
+      metadata: {name: a-gpu}
+      spec: {driver: gpu.example.com, nodeName: a, pool: {name: a, resourceSliceCount: 1}, devices: [{name: gpu-0}]}
+`,
+	}
+	var paths []string
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	c, err := Load(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunScenario(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range w.CheckInvariants() {
+		t.Errorf("invariant broken: %v", err)
+	}
+	p, _ := podResult(w.Report(), "default", "job")
+	if p.Status != StatusScheduled || p.Node != "a" || len(p.Devices) != 1 {
+		t.Errorf("job: %s on %q with %v (%s), want Scheduled on a with gpu-0 after the slice appeared", p.Status, p.Node, p.Devices, p.Message)
 	}
 }

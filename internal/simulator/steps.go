@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -353,6 +354,8 @@ func (w *World) create(obj runtime.Object, source string) error {
 		}
 	case *schedulingv1.PriorityClass:
 		c.PriorityClasses = append(c.PriorityClasses, o)
+	case *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.ResourceSlice, *resourceapi.DeviceClass:
+		return w.createDRA(obj)
 	default:
 		c.add(source+"#0", obj)
 		switch o.(type) {

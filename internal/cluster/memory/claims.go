@@ -254,3 +254,13 @@ func (s *Store) Claims() []*resourceapi.ResourceClaim {
 	}
 	return out
 }
+
+// NotifyAdded tells the handlers that an object plugins read was created
+// (a ResourceSlice, a DeviceClass), as an informer would.
+func (s *Store) NotifyAdded(resource framework.EventResource, obj interface{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notify(func(h cluster.EventHandler) {
+		h.OnClusterEvent(framework.ClusterEvent{Resource: resource, ActionType: framework.Add, Label: string(resource) + "Add"}, nil, obj)
+	})
+}

@@ -135,6 +135,9 @@ type stateData struct {
 	// allocations are set by Reserve for the claims it allocated.
 	allocations []*resourceapi.AllocationResult
 	allocator   structured.Allocator
+	// cache is the allocation cache's view of this cycle (nil: not used).
+	cache   *cycleView
+	manager *Manager
 
 	mu sync.Mutex
 	// unavailableClaims are the allocated claims some node could not use
@@ -267,13 +270,25 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		}
 	}
 	if toAllocate > 0 {
-		allocated, err := pl.manager.AllocatedState()
-		if err != nil {
-			return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
-		}
 		slices, err := pl.manager.ResourceSlices()
 		if err != nil {
 			return nil, framework.AsStatus(err)
+		}
+		var allocated *structured.AllocatedState
+		if m, ok := pl.manager.(*Manager); ok {
+			unallocated := make([]*resourceapi.ResourceClaim, 0, toAllocate)
+			for _, c := range claims {
+				if c.Status.Allocation == nil {
+					unallocated = append(unallocated, c)
+				}
+			}
+			allocated, s.cache, err = m.allocatedStateAndView(claimsSignature(unallocated), slices)
+			s.manager = m
+		} else {
+			allocated, err = pl.manager.AllocatedState()
+		}
+		if err != nil {
+			return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
 		}
 		features, _ := pl.manager.Features()
 		a, err := structured.NewAllocator(ctx, features, *allocated, pl.manager.DeviceClasses(), slices, pl.celCache)
@@ -344,7 +359,17 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 				toAllocate = append(toAllocate, c)
 			}
 		}
-		result, err := s.allocator.Allocate(actx, node, toAllocate)
+		var result []resourceapi.AllocationResult
+		cached := false
+		if s.cache != nil {
+			result, cached = s.manager.lookup(s.cache, node.Name)
+		}
+		if !cached {
+			result, err = s.allocator.Allocate(actx, node, toAllocate)
+			if err == nil && s.cache != nil && (result == nil || len(result) == len(toAllocate)) {
+				s.manager.store(s.cache, node.Name, result)
+			}
+		}
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			return framework.AsStatus(fmt.Errorf("node %s: timed out trying to allocate devices", node.Name))

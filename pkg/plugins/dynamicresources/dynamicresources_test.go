@@ -3,6 +3,7 @@ package dynamicresources
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -183,7 +184,7 @@ func newRecorder(objs ...interface{}) *recorder {
 func (r *recorder) write(call string, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
 	r.version++
 	c = c.DeepCopy()
-	c.ResourceVersion = string(rune('0' + r.version))
+	c.ResourceVersion = strconv.Itoa(r.version)
 	r.claims[c.Name] = c
 	r.calls = append(r.calls, call+" "+c.Name)
 	return c, nil

@@ -41,6 +41,19 @@ type Manager struct {
 
 	features      structured.Features
 	filterTimeout bool
+
+	// The allocation cache (allocation_cache.go): generations of the
+	// slices and classes and of each pool's taken devices (under mu), and
+	// the cached answers (under cacheMu).
+	sliceGen      uint64
+	poolGen       map[string]uint64
+	nodePools     map[string][]string
+	nodePoolsOK   bool
+	nodePoolsGen  uint64
+	cacheOff      bool
+	cacheMu       sync.RWMutex
+	allocCache    map[allocKey]allocEntry
+	cacheSliceGen uint64
 }
 
 var _ framework.DRAManager = &Manager{}
@@ -50,7 +63,7 @@ func NewManager(l framework.Listers) *Manager {
 	return &Manager{listers: l, claims: map[string]*resourceapi.ResourceClaim{}, assumed: map[string]bool{},
 		devices: map[structured.DeviceID]int{}, shared: map[structured.SharedDeviceID]int{},
 		capacities: structured.NewConsumedCapacityCollection(), inFlight: map[types.UID]*resourceapi.ResourceClaim{},
-		features: AllocatorFeatures, filterTimeout: true}
+		features: AllocatorFeatures, filterTimeout: true, poolGen: map[string]uint64{}}
 }
 
 // SetFeatures sets the allocator's features and whether Filter has a
@@ -157,6 +170,7 @@ func (m *Manager) setLocked(k string, c *resourceapi.ResourceClaim) {
 // shared, its consumed capacity counted (DRAConsumableCapacity, on by
 // default in v1.37).
 func (m *Manager) countDevices(c *resourceapi.ResourceClaim, delta int) {
+	m.bumpPools(c)
 	forEachDevice(c, func(id structured.DeviceID) {
 		if m.devices[id] += delta; m.devices[id] <= 0 {
 			delete(m.devices, id)
@@ -173,6 +187,17 @@ func (m *Manager) countDevices(c *resourceapi.ResourceClaim, delta int) {
 			}
 		}
 	})
+}
+
+// bumpPools marks the pools of a claim's devices as changed (m.mu held):
+// the allocation cache's answers for their nodes are stale.
+func (m *Manager) bumpPools(c *resourceapi.ResourceClaim) {
+	if c.Status.Allocation == nil {
+		return
+	}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		m.poolGen[poolKey(r.Driver, r.Pool)]++
+	}
 }
 
 func forEachDevice(c *resourceapi.ResourceClaim, dedicated func(structured.DeviceID), shared func(structured.SharedDeviceID, *structured.DeviceConsumedCapacity)) {
@@ -217,6 +242,21 @@ func (m *Manager) AllocatedState() (*structured.AllocatedState, error) {
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	return m.allocatedStateLocked(), nil
+}
+
+// allocatedStateAndView is AllocatedState with the allocation cache's view
+// of the same moment (nil when the cache cannot serve the cycle).
+func (m *Manager) allocatedStateAndView(sig string, slices []*resourceapi.ResourceSlice) (*structured.AllocatedState, *cycleView, error) {
+	if err := m.ensureInit(); err != nil {
+		return nil, nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.allocatedStateLocked(), m.cycleViewLocked(sig, slices), nil
+}
+
+func (m *Manager) allocatedStateLocked() *structured.AllocatedState {
 	s := &structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
@@ -246,7 +286,7 @@ func (m *Manager) AllocatedState() (*structured.AllocatedState, error) {
 				}
 			})
 	}
-	return s, nil
+	return s
 }
 
 // ResourceSlices implements framework.DRAManager.
@@ -294,6 +334,7 @@ func (m *Manager) SignalClaimPendingAllocation(uid types.UID, allocated *resourc
 		return fmt.Errorf("claim %s/%s is already being allocated", allocated.Namespace, allocated.Name)
 	}
 	m.inFlight[uid] = allocated
+	m.bumpPools(allocated)
 	return nil
 }
 
@@ -301,7 +342,10 @@ func (m *Manager) SignalClaimPendingAllocation(uid types.UID, allocated *resourc
 func (m *Manager) RemoveClaimPendingAllocation(uid types.UID) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.inFlight[uid]
+	c, ok := m.inFlight[uid]
+	if ok {
+		m.bumpPools(c)
+	}
 	delete(m.inFlight, uid)
 	return ok
 }
