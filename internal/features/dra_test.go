@@ -45,7 +45,7 @@ func TestDRAFeatures(t *testing.T) {
 			if err := g.SetFromMap(tt.set); err != nil {
 				t.Fatal(err)
 			}
-			got, timeout := DRAFeatures(g)
+			got, timeout, _ := DRAFeatures(g)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("features (-want,+got):\n%s", diff)
 			}

@@ -84,9 +84,10 @@ func New() featuregate.MutableFeatureGate {
 }
 
 // DRAFeatures are the structured allocator's features as the gates set
-// them (kube-scheduler's AllocatorFeatures), and whether Filter's
-// allocation has a timeout (DRASchedulerFilterTimeout).
-func DRAFeatures(g featuregate.FeatureGate) (f structured.Features, filterTimeout bool) {
+// them (kube-scheduler's AllocatorFeatures), whether Filter's allocation
+// has a timeout (DRASchedulerFilterTimeout) and whether DeviceTaintRules
+// taint devices (DRADeviceTaintRules).
+func DRAFeatures(g featuregate.FeatureGate) (f structured.Features, filterTimeout, taintRules bool) {
 	on := func(x featuregate.Feature) bool { return g.Enabled(x) }
 	return structured.Features{
 		AdminAccess:             on(DRAAdminAccess),
@@ -100,5 +101,5 @@ func DRAFeatures(g featuregate.FeatureGate) (f structured.Features, filterTimeou
 		OptionalNodeOperations:  on(DRAOptionalNodeOperations),
 		DerivedAttributes:       on(DRADerivedAttributes),
 		CompatibilityGroups:     on(DRADeviceCompatibilityGroups),
-	}, on(DRASchedulerFilterTimeout)
+	}, on(DRASchedulerFilterTimeout), on(DRADeviceTaints) && on(DRADeviceTaintRules)
 }

@@ -98,6 +98,7 @@ type options struct {
 	// draFeatures, when set, are the DRA allocator's features.
 	draFeatures      *structured.Features
 	draFilterTimeout bool
+	draTaintRules    bool
 	// noEquivalenceCache turns the equivalence cache off (on by default).
 	noEquivalenceCache bool
 	syncBinding        bool
@@ -119,8 +120,8 @@ func WithListers(l framework.Listers) Option { return func(o *options) { o.liste
 // WithDRAFeatures sets the structured allocator's features and whether
 // DynamicResources' Filter has a timeout (the DRA feature gates); v1.37's
 // defaults otherwise.
-func WithDRAFeatures(f structured.Features, filterTimeout bool) Option {
-	return func(o *options) { o.draFeatures, o.draFilterTimeout = &f, filterTimeout }
+func WithDRAFeatures(f structured.Features, filterTimeout, taintRules bool) Option {
+	return func(o *options) { o.draFeatures, o.draFilterTimeout, o.draTaintRules = &f, filterTimeout, taintRules }
 }
 
 // WithEquivalenceCache turns the equivalence cache on or off (the
@@ -211,7 +212,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 	}
 	s.dra = dynamicresources.NewManager(draListers)
 	if o.draFeatures != nil {
-		s.dra.SetFeatures(*o.draFeatures, o.draFilterTimeout)
+		s.dra.SetFeatures(*o.draFeatures, o.draFilterTimeout, o.draTaintRules)
 	}
 	s.dra.SetCache(!o.noEquivalenceCache)
 	for i, prof := range cfg.Profiles {

@@ -220,6 +220,10 @@ func (w *World) createDRA(obj runtime.Object) error {
 	case *resourceapi.DeviceClass:
 		w.addObject(o)
 		w.Store.NotifyAdded(framework.DeviceClass, o)
+	case *resourceapi.DeviceTaintRule:
+		// As kube-scheduler's slice tracker: the slices it taints change.
+		w.addObject(o)
+		w.Store.NotifyAdded(framework.ResourceSlice, o)
 	}
 	return nil
 }

@@ -512,7 +512,7 @@ func (c *Cluster) add(source string, obj runtime.Object) {
 		c.Jobs = append(c.Jobs, o)
 	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
 		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity,
-		*resourceapi.DeviceClass, *resourceapi.ResourceSlice, *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate:
+		*resourceapi.DeviceClass, *resourceapi.ResourceSlice, *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.DeviceTaintRule:
 		c.Others = append(c.Others, o)
 	default:
 		c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
@@ -550,7 +550,7 @@ func known(kind string) bool {
 		"Deployment", "DaemonSet", "Job",
 		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
 		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity",
-		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate":
+		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule":
 		return true
 	}
 	return false

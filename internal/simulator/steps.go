@@ -354,7 +354,7 @@ func (w *World) create(obj runtime.Object, source string) error {
 		}
 	case *schedulingv1.PriorityClass:
 		c.PriorityClasses = append(c.PriorityClasses, o)
-	case *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.ResourceSlice, *resourceapi.DeviceClass:
+	case *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.ResourceSlice, *resourceapi.DeviceClass, *resourceapi.DeviceTaintRule:
 		return w.createDRA(obj)
 	default:
 		c.add(source+"#0", obj)

@@ -38,6 +38,8 @@ type Listers struct {
 	ResourceClaims resourcelisters.ResourceClaimLister
 	ResourceSlices resourcelisters.ResourceSliceLister
 	DeviceClasses  resourcelisters.DeviceClassLister
+	// DeviceTaintRules taint the devices they select (DRADeviceTaintRules).
+	DeviceTaintRules resourcelisters.DeviceTaintRuleLister
 }
 
 // StaticListers returns listers over a fixed set of objects (a simulation,
@@ -55,7 +57,7 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	}
 	idx := map[string]cache.Indexer{}
-	for _, k := range []string{"ns", "svc", "rc", "rs", "sts", "pdb", "pvc", "pv", "sc", "csinode", "csidriver", "va", "csc", "claim", "slice", "dc"} {
+	for _, k := range []string{"ns", "svc", "rc", "rs", "sts", "pdb", "pvc", "pv", "sc", "csinode", "csidriver", "va", "csc", "claim", "slice", "dc", "dtr"} {
 		idx[k] = namespaced()
 	}
 	add := func(o interface{}) error {
@@ -93,6 +95,8 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 			k = "slice"
 		case *resourceapi.DeviceClass:
 			k = "dc"
+		case *resourceapi.DeviceTaintRule:
+			k = "dtr"
 		default:
 			return nil
 		}
@@ -120,6 +124,7 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 		ResourceClaims:         resourcelisters.NewResourceClaimLister(idx["claim"]),
 		ResourceSlices:         resourcelisters.NewResourceSliceLister(idx["slice"]),
 		DeviceClasses:          resourcelisters.NewDeviceClassLister(idx["dc"]),
+		DeviceTaintRules:       resourcelisters.NewDeviceTaintRuleLister(idx["dtr"]),
 	}, add, nil
 }
 

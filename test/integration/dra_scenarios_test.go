@@ -67,8 +67,42 @@ func draScenarios() []scenario {
 			o.exact["waiting pod's node after the winner's deletion"] = node
 			o.exact["waiting pod's devices"] = claimDevices(t, c, loser)
 		},
+	}, {
+		name: "a DeviceTaintRule keeps claims off the tainted devices unless they tolerate it",
+		setup: func(t *testing.T, c kubernetes.Interface) {
+			fw.CreateNode(t, c, "node-a", "8", "16Gi", 110, nil)
+			fw.CreateNode(t, c, "node-b", "8", "16Gi", 110, nil)
+			createDRA(t, c, st.DeviceClass("gpu", draDriver))
+			createDRA(t, c, st.MakeSlice("node-a", draDriver).Device("gpu-0").Obj())
+			createDRA(t, c, st.MakeSlice("node-b", draDriver).Device("gpu-0").Obj())
+			rule := &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: "maintenance"},
+				Spec: resourceapi.DeviceTaintRuleSpec{
+					DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: strPtr(draDriver), Pool: strPtr("node-b")},
+					Taint:          resourceapi.DeviceTaint{Key: "maintenance", Value: "true", Effect: resourceapi.DeviceTaintEffectNoSchedule}}}
+			if _, err := c.ResourceV1().DeviceTaintRules().Create(context.Background(), rule, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			createDRA(t, c, st.MakeClaim("first").Request("gpu", "gpu", 1).Obj())
+			createDRA(t, c, st.MakeClaim("second").Request("gpu", "gpu", 1).Obj())
+			tolerating := st.MakeClaim("tolerating").Request("gpu", "gpu", 1).Obj()
+			tolerating.Spec.Devices.Requests[0].Exactly.Tolerations = []resourceapi.DeviceToleration{{Key: "maintenance", Operator: resourceapi.DeviceTolerationOpExists}}
+			createDRA(t, c, tolerating)
+		},
+		run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+			fw.CreatePod(t, c, draPod("first", func(p *st.PodWrapper) { p.Claim("gpu", "first") }))
+			node, _ := waitBound(t, c, "first", 30*time.Second)
+			o.exact["first node"] = node
+			o.exact["first devices"] = claimDevices(t, c, "first")
+			fw.CreatePod(t, c, draPod("second", func(p *st.PodWrapper) { p.Claim("gpu", "second") }))
+			o.exact["second (no toleration) condition"] = waitCondition(t, c, "second")
+			fw.CreatePod(t, c, draPod("tolerating", func(p *st.PodWrapper) { p.Claim("gpu", "tolerating") }))
+			node, _ = waitBound(t, c, "tolerating", 30*time.Second)
+			o.exact["tolerating node"] = node
+		},
 	}}
 }
+
+func strPtr(s string) *string { return &s }
 
 func draPod(name string, claims func(*st.PodWrapper)) *v1.Pod {
 	p := st.MakePod().Name(name).Namespace("default").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"})

@@ -116,6 +116,9 @@ func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 		{framework.ResourceClaim, i.nodes.Resource().V1().ResourceClaims().Informer()},
 		{framework.ResourceSlice, i.nodes.Resource().V1().ResourceSlices().Informer()},
 		{framework.DeviceClass, i.nodes.Resource().V1().DeviceClasses().Informer()},
+		// A DeviceTaintRule changes the devices of the slices it selects:
+		// kube-scheduler's slice tracker reports it as a ResourceSlice update.
+		{framework.ResourceSlice, i.nodes.Resource().V1().DeviceTaintRules().Informer()},
 	}
 	for _, o := range others {
 		res := o.resource
@@ -168,6 +171,7 @@ func (i *Informers) Listers() framework.Listers {
 		ResourceClaims:         f.Resource().V1().ResourceClaims().Lister(),
 		ResourceSlices:         f.Resource().V1().ResourceSlices().Lister(),
 		DeviceClasses:          f.Resource().V1().DeviceClasses().Lister(),
+		DeviceTaintRules:       f.Resource().V1().DeviceTaintRules().Lister(),
 	}
 }
 

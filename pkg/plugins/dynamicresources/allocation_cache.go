@@ -167,21 +167,25 @@ func (m *Manager) SetCache(on bool) { m.cacheOff = !on }
 
 // cycleViewLocked captures the cache's view with the allocated state
 // (m.mu held). nil when the cache cannot serve this cycle.
-func (m *Manager) cycleViewLocked(sig string, slices []*resourceapi.ResourceSlice) *cycleView {
+//
+// sliceGen is the generation read before the slices were listed: a
+// slice event in between leaves the view with the older generation, whose
+// answers no later cycle uses.
+func (m *Manager) cycleViewLocked(sig string, sliceGen uint64, slices []*resourceapi.ResourceSlice) *cycleView {
 	if m.cacheOff || sig == "" {
 		return nil
 	}
-	if m.nodePools == nil || m.nodePoolsGen != m.sliceGen {
+	if m.nodePools == nil || m.nodePoolsGen != sliceGen {
 		np, ok := nodePoolsOf(slices)
 		if !ok {
 			np = nil
 		}
-		m.nodePools, m.nodePoolsOK, m.nodePoolsGen = np, ok, m.sliceGen
+		m.nodePools, m.nodePoolsOK, m.nodePoolsGen = np, ok, sliceGen
 	}
 	if !m.nodePoolsOK {
 		return nil
 	}
-	v := &cycleView{sig: sig, sliceGen: m.sliceGen, nodePools: m.nodePools, poolGen: make(map[string]uint64, len(m.poolGen))}
+	v := &cycleView{sig: sig, sliceGen: sliceGen, nodePools: m.nodePools, poolGen: make(map[string]uint64, len(m.poolGen))}
 	for k, g := range m.poolGen {
 		v.poolGen[k] = g
 	}

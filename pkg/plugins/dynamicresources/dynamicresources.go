@@ -10,8 +10,8 @@
 // writes it, with the pod in status.reservedFor, to the claim.
 //
 // Not built yet (kube-scheduler v1.37 has them): extended resources backed
-// by DRA (DRAExtendedResource), DeviceTaintRules, waiting in PreBind for a
-// device's binding conditions, and the pod-group (gang) paths.
+// by DRA (DRAExtendedResource), waiting in PreBind for a device's binding
+// conditions, and the pod-group (gang) paths.
 package dynamicresources
 
 import (
@@ -270,19 +270,24 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		}
 	}
 	if toAllocate > 0 {
+		m, isManager := pl.manager.(*Manager)
+		var sliceGen uint64
+		if isManager {
+			sliceGen = m.SliceGen()
+		}
 		slices, err := pl.manager.ResourceSlices()
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
 		var allocated *structured.AllocatedState
-		if m, ok := pl.manager.(*Manager); ok {
+		if isManager {
 			unallocated := make([]*resourceapi.ResourceClaim, 0, toAllocate)
 			for _, c := range claims {
 				if c.Status.Allocation == nil {
 					unallocated = append(unallocated, c)
 				}
 			}
-			allocated, s.cache, err = m.allocatedStateAndView(claimsSignature(unallocated), slices)
+			allocated, s.cache, err = m.allocatedStateAndView(claimsSignature(unallocated), sliceGen, slices)
 			s.manager = m
 		} else {
 			allocated, err = pl.manager.AllocatedState()

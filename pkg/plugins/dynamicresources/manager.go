@@ -54,6 +54,13 @@ type Manager struct {
 	cacheMu       sync.RWMutex
 	allocCache    map[allocKey]allocEntry
 	cacheSliceGen uint64
+
+	// taintRules: DeviceTaintRules taint devices (DRADeviceTaintRules);
+	// patched are the slices with their taints, for patchedGen.
+	taintRules bool
+	patched    []*resourceapi.ResourceSlice
+	patchedOK  bool
+	patchedGen uint64
 }
 
 var _ framework.DRAManager = &Manager{}
@@ -63,13 +70,22 @@ func NewManager(l framework.Listers) *Manager {
 	return &Manager{listers: l, claims: map[string]*resourceapi.ResourceClaim{}, assumed: map[string]bool{},
 		devices: map[structured.DeviceID]int{}, shared: map[structured.SharedDeviceID]int{},
 		capacities: structured.NewConsumedCapacityCollection(), inFlight: map[types.UID]*resourceapi.ResourceClaim{},
-		features: AllocatorFeatures, filterTimeout: true, poolGen: map[string]uint64{}}
+		features: AllocatorFeatures, filterTimeout: true, poolGen: map[string]uint64{}, taintRules: true}
 }
 
-// SetFeatures sets the allocator's features and whether Filter has a
-// timeout (from the feature gates); call it before scheduling starts.
-func (m *Manager) SetFeatures(f structured.Features, filterTimeout bool) {
-	m.features, m.filterTimeout = f, filterTimeout
+// SetFeatures sets the allocator's features, whether Filter has a timeout
+// and whether DeviceTaintRules apply (from the feature gates); call it
+// before scheduling starts.
+func (m *Manager) SetFeatures(f structured.Features, filterTimeout, taintRules bool) {
+	m.features, m.filterTimeout, m.taintRules = f, filterTimeout, taintRules
+}
+
+// SliceGen is the generation of the slices, classes and rules: read it
+// before listing the slices a cycle's allocation cache view is for.
+func (m *Manager) SliceGen() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.sliceGen
 }
 
 // Features implements framework.DRAManager.
@@ -247,13 +263,13 @@ func (m *Manager) AllocatedState() (*structured.AllocatedState, error) {
 
 // allocatedStateAndView is AllocatedState with the allocation cache's view
 // of the same moment (nil when the cache cannot serve the cycle).
-func (m *Manager) allocatedStateAndView(sig string, slices []*resourceapi.ResourceSlice) (*structured.AllocatedState, *cycleView, error) {
+func (m *Manager) allocatedStateAndView(sig string, sliceGen uint64, slices []*resourceapi.ResourceSlice) (*structured.AllocatedState, *cycleView, error) {
 	if err := m.ensureInit(); err != nil {
 		return nil, nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.allocatedStateLocked(), m.cycleViewLocked(sig, slices), nil
+	return m.allocatedStateLocked(), m.cycleViewLocked(sig, sliceGen, slices), nil
 }
 
 func (m *Manager) allocatedStateLocked() *structured.AllocatedState {
@@ -287,14 +303,6 @@ func (m *Manager) allocatedStateLocked() *structured.AllocatedState {
 			})
 	}
 	return s
-}
-
-// ResourceSlices implements framework.DRAManager.
-func (m *Manager) ResourceSlices() ([]*resourceapi.ResourceSlice, error) {
-	if m.listers.ResourceSlices == nil {
-		return nil, nil
-	}
-	return m.listers.ResourceSlices.List(labels.Everything())
 }
 
 // DeviceClasses implements framework.DRAManager.
