@@ -37,16 +37,22 @@ type poolStamp struct {
 	gen  uint64
 }
 
-type allocKey struct{ sig, node string }
+// allocKey is a class of claims (an interned signature) on a node.
+type allocKey struct {
+	sig  int
+	node string
+}
 
 // cycleView is what PreFilter captured for the cache, consistent with the
 // allocated state the cycle's allocator was given.
 type cycleView struct {
-	sig      string
+	sig      int
 	sliceGen uint64
 	poolGen  map[string]uint64
-	// nodePools are the pools of each node's slices.
-	nodePools map[string][]string
+	// nodePools are the pools of each node's slices, nodeSlices the
+	// slices.
+	nodePools  map[string][]string
+	nodeSlices map[string][]*resourceapi.ResourceSlice
 }
 
 // claimsSignature is the claims' specs, in order: the only part of a claim
@@ -66,12 +72,14 @@ func claimsSignature(claims []*resourceapi.ResourceClaim) string {
 
 // cacheable reports whether every slice belongs to one node by name (no
 // shared, selector-based or per-device slices), and maps nodes to pools.
-func nodePoolsOf(slices []*resourceapi.ResourceSlice) (map[string][]string, bool) {
+func nodePoolsOf(slices []*resourceapi.ResourceSlice) (map[string][]string, map[string][]*resourceapi.ResourceSlice, bool) {
 	out := map[string][]string{}
+	bySlice := map[string][]*resourceapi.ResourceSlice{}
 	for _, s := range slices {
-		if s.Spec.NodeName == nil || *s.Spec.NodeName == "" {
-			return nil, false
+		if s.Spec.NodeName == nil || *s.Spec.NodeName == "" || (s.Spec.PerDeviceNodeSelection != nil && *s.Spec.PerDeviceNodeSelection) {
+			return nil, nil, false
 		}
+		bySlice[*s.Spec.NodeName] = append(bySlice[*s.Spec.NodeName], s)
 		k := poolKey(s.Spec.Driver, s.Spec.Pool.Name)
 		pools := out[*s.Spec.NodeName]
 		found := false
@@ -91,12 +99,12 @@ func nodePoolsOf(slices []*resourceapi.ResourceSlice) (map[string][]string, bool
 	for node, pools := range out {
 		for _, p := range pools {
 			if o, ok := owner[p]; ok && o != node {
-				return nil, false
+				return nil, nil, false
 			}
 			owner[p] = node
 		}
 	}
-	return out, true
+	return out, bySlice, true
 }
 
 // lookup returns the cached answer for the node, if it is valid for the
@@ -113,14 +121,10 @@ func (m *Manager) lookup(v *cycleView, node string) ([]resourceapi.AllocationRes
 			return nil, false
 		}
 	}
-	if e.result == nil {
-		return nil, true
-	}
-	out := make([]resourceapi.AllocationResult, len(e.result))
-	for i := range e.result {
-		e.result[i].DeepCopyInto(&out[i])
-	}
-	return out, true
+	// Shared, not copied: allocation results are never modified once
+	// made (Reserve points at them, PreBind copies one before it sets the
+	// timestamp, the worlds copy what they store).
+	return e.result, true
 }
 
 // store caches an answer computed with the cycle's view. Answers with
@@ -137,12 +141,7 @@ func (m *Manager) store(v *cycleView, node string, result []resourceapi.Allocati
 	for _, p := range v.nodePools[node] {
 		e.pools = append(e.pools, poolStamp{p, v.poolGen[p]})
 	}
-	if result != nil {
-		e.result = make([]resourceapi.AllocationResult, len(result))
-		for i := range result {
-			result[i].DeepCopyInto(&e.result[i])
-		}
-	}
+	e.result = result // shared, as in lookup
 	m.cacheMu.Lock()
 	defer m.cacheMu.Unlock()
 	if m.allocCache == nil || m.cacheSliceGen != v.sliceGen {
@@ -176,16 +175,21 @@ func (m *Manager) cycleViewLocked(sig string, sliceGen uint64, slices []*resourc
 		return nil
 	}
 	if m.nodePools == nil || m.nodePoolsGen != sliceGen {
-		np, ok := nodePoolsOf(slices)
-		if !ok {
-			np = nil
-		}
-		m.nodePools, m.nodePoolsOK, m.nodePoolsGen = np, ok, sliceGen
+		np, ns, ok := nodePoolsOf(slices)
+		m.nodePools, m.nodeSlices, m.nodePoolsOK, m.nodePoolsGen = np, ns, ok, sliceGen
 	}
 	if !m.nodePoolsOK {
 		return nil
 	}
-	v := &cycleView{sig: sig, sliceGen: sliceGen, nodePools: m.nodePools, poolGen: make(map[string]uint64, len(m.poolGen))}
+	id, ok := m.sigIDs[sig]
+	if !ok {
+		if m.sigIDs == nil {
+			m.sigIDs = map[string]int{}
+		}
+		id = len(m.sigIDs)
+		m.sigIDs[sig] = id
+	}
+	v := &cycleView{sig: id, sliceGen: sliceGen, nodePools: m.nodePools, nodeSlices: m.nodeSlices, poolGen: make(map[string]uint64, len(m.poolGen))}
 	for k, g := range m.poolGen {
 		v.poolGen[k] = g
 	}

@@ -25,7 +25,7 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	if s.allocator == nil {
+	if !s.allocating {
 		return nil
 	}
 	s.mu.Lock()

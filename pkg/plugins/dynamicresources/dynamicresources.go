@@ -134,7 +134,15 @@ type stateData struct {
 	availableOnNodes []*nodeaffinity.NodeSelector
 	// allocations are set by Reserve for the claims it allocated.
 	allocations []*resourceapi.AllocationResult
-	allocator   structured.Allocator
+	// allocating: some claims need an allocation. allocator serves every
+	// node; with the allocation cache's view it is nil and a node that
+	// misses the cache gets an allocator over its own slices, from the
+	// allocated state PreFilter captured (the answer is the same: with
+	// the cache on, every slice belongs to one node).
+	allocating bool
+	allocator  structured.Allocator
+	allocated  *structured.AllocatedState
+	features   structured.Features
 	// cache is the allocation cache's view of this cycle (nil: not used).
 	cache   *cycleView
 	manager *Manager
@@ -295,12 +303,19 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		if err != nil {
 			return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
 		}
-		features, _ := pl.manager.Features()
-		a, err := structured.NewAllocator(ctx, features, *allocated, pl.manager.DeviceClasses(), slices, pl.celCache)
+		s.features, _ = pl.manager.Features()
+		s.allocated, s.allocating = allocated, true
+		all := slices
+		if s.cache != nil {
+			all = nil // per node, in Filter; this one checks the features
+		}
+		a, err := structured.NewAllocator(ctx, s.features, *allocated, pl.manager.DeviceClasses(), all, pl.celCache)
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
-		s.allocator = a
+		if s.cache == nil {
+			s.allocator = a
+		}
 		s.nodeAllocations = map[string][]resourceapi.AllocationResult{}
 	}
 	s.claims = claims
@@ -351,13 +366,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		}
 	}
 	var allocations []resourceapi.AllocationResult
-	if s.allocator != nil {
-		actx := ctx
-		if _, bounded := pl.manager.Features(); bounded && pl.filterTimeout > 0 {
-			c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
-			defer cancel()
-			actx = c
-		}
+	if s.allocating {
 		toAllocate := make([]*resourceapi.ResourceClaim, 0, len(s.claims))
 		for _, c := range s.claims {
 			if c.Status.Allocation == nil {
@@ -370,7 +379,19 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 			result, cached = s.manager.lookup(s.cache, node.Name)
 		}
 		if !cached {
-			result, err = s.allocator.Allocate(actx, node, toAllocate)
+			actx := ctx
+			if _, bounded := pl.manager.Features(); bounded && pl.filterTimeout > 0 {
+				c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
+				defer cancel()
+				actx = c
+			}
+			a := s.allocator
+			if a == nil {
+				if a, err = structured.NewAllocator(actx, s.features, *s.allocated, pl.manager.DeviceClasses(), s.cache.nodeSlices[node.Name], pl.celCache); err != nil {
+					return framework.AsStatus(err)
+				}
+			}
+			result, err = a.Allocate(actx, node, toAllocate)
 			if err == nil && s.cache != nil && (result == nil || len(result) == len(toAllocate)) {
 				s.manager.store(s.cache, node.Name, result)
 			}
@@ -392,7 +413,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		}
 		allocations = result
 	}
-	if s.allocator == nil && len(unavailable) == 0 {
+	if !s.allocating && len(unavailable) == 0 {
 		return nil
 	}
 	s.mu.Lock()

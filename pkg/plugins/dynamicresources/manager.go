@@ -45,9 +45,12 @@ type Manager struct {
 	// The allocation cache (allocation_cache.go): generations of the
 	// slices and classes and of each pool's taken devices (under mu), and
 	// the cached answers (under cacheMu).
-	sliceGen      uint64
-	poolGen       map[string]uint64
-	nodePools     map[string][]string
+	sliceGen   uint64
+	poolGen    map[string]uint64
+	nodePools  map[string][]string
+	nodeSlices map[string][]*resourceapi.ResourceSlice
+	// sigIDs intern the claims' signatures (short map keys).
+	sigIDs        map[string]int
 	nodePoolsOK   bool
 	nodePoolsGen  uint64
 	cacheOff      bool
@@ -274,8 +277,8 @@ func (m *Manager) allocatedStateAndView(sig string, sliceGen uint64, slices []*r
 
 func (m *Manager) allocatedStateLocked() *structured.AllocatedState {
 	s := &structured.AllocatedState{
-		AllocatedDevices:         sets.New[structured.DeviceID](),
-		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+		AllocatedDevices:         make(sets.Set[structured.DeviceID], len(m.devices)+len(m.inFlight)),
+		AllocatedSharedDeviceIDs: make(sets.Set[structured.SharedDeviceID], len(m.shared)),
 		AggregatedCapacity:       m.capacities.Clone(),
 	}
 	for id := range m.devices {
