@@ -16,6 +16,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -83,7 +84,7 @@ func TestBenchmarkAgainstKubeScheduler(t *testing.T) {
 	var results []realResult
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "WORKLOAD\tSCHEDULER\tPODS\tBOUND\tTHROUGHPUT (pods/s)\tSTART->LAST BIND (s)\tP50 (s)\tP99 (s)\tSCHED CPU (s)\tCPU/POD (ms)\tAPISERVER CPU (s)\tETCD CPU (s)\tMACHINE BUSY\tRATIO\t")
-	for _, w := range perfgen.All() {
+	for _, w := range append(perfgen.All(), perfgen.DRA()...) {
 		if scale > 1 {
 			w = w.Scaled(scale)
 		}
@@ -150,6 +151,11 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		rest = append(rest, o)
 	}
 	createAll(t, client, rest)
+	if w.Controllers != "" {
+		// With scheduler_perf's client limits, so that neither scheduler
+		// waits for the controller's rate limiter.
+		fw.StartControllerManager(t, cp, w.Controllers, "--kube-api-qps=5000", "--kube-api-burst=5000")
+	}
 	var mu sync.Mutex
 	created := map[string]time.Time{}
 	bound := map[string]time.Time{}
@@ -218,6 +224,9 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		mu.Unlock()
 	})
 
+	if w.Controllers != "" {
+		waitForClaims(t, client, len(measured))
+	}
 	apiCPU0, err := fw.ProcessCPU(cp.APIServerPID())
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +425,7 @@ func createAll(t *testing.T, c kubernetes.Interface, objs []runtime.Object, afte
 		switch o.(type) {
 		case *v1.Namespace, *v1.Service:
 			groups[0] = append(groups[0], o)
-		case *v1.Node:
+		case *v1.Node, *resourceapi.ResourceSlice, *resourceapi.DeviceClass, *resourceapi.ResourceClaimTemplate:
 			groups[1] = append(groups[1], o)
 		default:
 			groups[2] = append(groups[2], o)
@@ -510,6 +519,29 @@ func create(ctx context.Context, c kubernetes.Interface, o runtime.Object) error
 	case *v1.Pod:
 		_, err := c.CoreV1().Pods(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
 		return err
+	case *resourceapi.ResourceSlice:
+		_, err := c.ResourceV1().ResourceSlices().Create(ctx, x, metav1.CreateOptions{})
+		return err
+	case *resourceapi.DeviceClass:
+		_, err := c.ResourceV1().DeviceClasses().Create(ctx, x, metav1.CreateOptions{})
+		return err
+	case *resourceapi.ResourceClaimTemplate:
+		_, err := c.ResourceV1().ResourceClaimTemplates(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+		return err
 	}
 	return fmt.Errorf("benchmark: cannot create a %T", o)
+}
+
+// waitForClaims waits until the resourceclaim controller has made n
+// claims (one per measured pod), so that the schedulers are timed on the
+// backlog, not on the controller.
+func waitForClaims(t *testing.T, c kubernetes.Interface, n int) {
+	t.Helper()
+	fw.Eventually(t, 10*time.Minute, fmt.Sprintf("the resourceclaim controller makes %d claims", n), func() (bool, error) {
+		list, err := c.ResourceV1().ResourceClaims("").List(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		return len(list.Items) >= n, nil
+	})
 }

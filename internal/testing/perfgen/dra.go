@@ -18,12 +18,12 @@ const DevicesPerNode = 8
 // scheduler_perf's SchedulingWithResourceClaimTemplateStructured: every
 // node publishes a ResourceSlice of 8 devices of one driver, a DeviceClass
 // selects them by CEL, and each measured pod has a claim from a template
-// asking for one device. Simulation only: on a real control plane the
-// template's claims need kube-controller-manager's resourceclaim
-// controller, which `make bench-real` does not run.
+// asking for one device. On a real control plane the template's claims are
+// made by kube-controller-manager's resourceclaim controller.
 func DRA() []Workload {
 	return []Workload{
-		{Name: "SchedulingWithResourceClaimTemplate", Size: "1000Nodes_5000Pods", Nodes: 1000, MeasurePods: 5000, build: claimTemplate},
+		{Name: "SchedulingWithResourceClaimTemplate", Size: "1000Nodes_5000Pods", Nodes: 1000, MeasurePods: 5000, build: claimTemplate,
+			Controllers: "resourceclaim-controller"},
 	}
 }
 

@@ -38,6 +38,10 @@ type Workload struct {
 	// one (a fresh name) created, while the measured pods are scheduled.
 	// It needs wall time: only the real-cluster benchmark runs it.
 	Churn *Churn
+	// Controllers are kube-controller-manager's controllers the workload
+	// needs on a real control plane (a --controllers list), e.g. the
+	// resourceclaim controller that makes the claims of templates.
+	Controllers string
 }
 
 // Churn is a recreate churn: templates and their period.

@@ -9,8 +9,9 @@ import (
 
 // StartControllerManager runs upstream's kube-controller-manager against
 // cp with only the given controllers (a --controllers list), without
-// leader election or a serving port, until the test ends.
-func StartControllerManager(t testing.TB, cp *ControlPlane, controllers string) {
+// leader election or a serving port, until the test ends; extra are more
+// flags (e.g. client rate limits).
+func StartControllerManager(t testing.TB, cp *ControlPlane, controllers string, extra ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "kube-controller-manager.log")
@@ -18,12 +19,13 @@ func StartControllerManager(t testing.TB, cp *ControlPlane, controllers string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(cp.bins.KubeControllerManager,
+	args := append([]string{
 		"--kubeconfig", cp.Kubeconfig,
 		"--controllers", controllers,
 		"--leader-elect=false",
 		"--secure-port=0",
-		"-v", "2")
+		"-v", "2"}, extra...)
+	cmd := exec.Command(cp.bins.KubeControllerManager, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
