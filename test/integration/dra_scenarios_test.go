@@ -40,15 +40,19 @@ func draScenarios() []scenario {
 			createDRA(t, c, st.MakeClaim("l4").Request("gpu", "gpu", 1, `device.attributes["gpu.example.com"].model == "l4"`).Obj())
 		},
 		run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+			begin := time.Now()
+			step := func(what string) { t.Logf("%v: %s", time.Since(begin).Round(time.Millisecond), what) }
 			// A claim by name, with a CEL selector: the L4 node.
 			fw.CreatePod(t, c, draPod("render", func(p *st.PodWrapper) { p.Claim("gpu", "l4") }))
 			node, _ := waitBound(t, c, "render", 30*time.Second)
+			step("render bound")
 			o.exact["render node"] = node
 			o.exact["render devices"] = claimDevices(t, c, "render")
 			// Claims from a template, one after the other: node-a's two GPUs.
 			for _, name := range []string{"train-1", "train-2"} {
 				fw.CreatePod(t, c, draPod(name, func(p *st.PodWrapper) { p.ClaimFromTemplate("gpu", "one-gpu", "") }))
 				node, _ := waitBound(t, c, name, 30*time.Second)
+				step(name + " bound")
 				o.exact[name+" node"] = node
 				o.exact[name+" devices"] = claimDevices(t, c, name)
 			}
@@ -57,15 +61,22 @@ func draScenarios() []scenario {
 			waitReleased(t, c, 2)
 			fw.CreatePod(t, c, draPod("race-1", func(p *st.PodWrapper) { p.ClaimFromTemplate("gpu", "one-gpu", "") }))
 			fw.CreatePod(t, c, draPod("race-2", func(p *st.PodWrapper) { p.ClaimFromTemplate("gpu", "one-gpu", "") }))
+			step("train-1's claim released")
 			winner, loser := raceOutcome(t, c, "race-1", "race-2")
-			o.exact["race winner's devices"] = claimDevices(t, c, winner)
+			step("race decided")
+			// Which pod wins depends on which claim the controller makes
+			// first: roles are compared, not names.
+			o.exact["race winner's devices"] = strings.ReplaceAll(claimDevices(t, c, winner), winner, "WINNER")
 			o.exact["race loser's condition"] = strings.ReplaceAll(waitCondition(t, c, loser), loser, "LOSER")
 			o.exact["devices allocated twice"] = strings.Join(doubleAllocations(t, c), ", ")
 			// The winner deleted: its device goes to the one waiting.
 			forceDelete(t, c, winner)
-			node, _ = waitBound(t, c, loser, 60*time.Second)
+			deleted := time.Now()
+			node, boundAt := waitBound(t, c, loser, 60*time.Second)
+			step("the waiting pod bound")
+			o.latency["the waiting pod's time to bind after the winner's deletion"] = boundAt.Sub(deleted)
 			o.exact["waiting pod's node after the winner's deletion"] = node
-			o.exact["waiting pod's devices"] = claimDevices(t, c, loser)
+			o.exact["waiting pod's devices"] = strings.ReplaceAll(claimDevices(t, c, loser), loser, "LOSER")
 		},
 	}, {
 		name: "a DeviceTaintRule keeps claims off the tainted devices unless they tolerate it",
