@@ -49,6 +49,8 @@ type DRAManager interface {
 // ClaimWriter writes ResourceClaims: the API in a cluster, the in-memory
 // store in a simulation. Each returns the claim as stored.
 type ClaimWriter interface {
+	// GetResourceClaim reads a claim's latest version (after a conflict).
+	GetResourceClaim(ctx context.Context, namespace, name string) (*resourceapi.ResourceClaim, error)
 	// UpdateResourceClaim updates a claim's metadata and spec (the
 	// deletion-protection finalizer).
 	UpdateResourceClaim(ctx context.Context, claim *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error)

@@ -284,6 +284,11 @@ type ClusterObjects struct {
 	Others []interface{}
 }
 
+// GetResourceClaim implements framework.ClaimWriter.
+func (w *World) GetResourceClaim(ctx context.Context, namespace, name string) (*resourceapi.ResourceClaim, error) {
+	return w.client.ResourceV1().ResourceClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
 // UpdateResourceClaim implements framework.ClaimWriter.
 func (w *World) UpdateResourceClaim(ctx context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
 	return w.client.ResourceV1().ResourceClaims(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})

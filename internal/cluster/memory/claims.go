@@ -80,6 +80,14 @@ func (s *Store) writeClaimLocked(next *resourceapi.ResourceClaim, change func(cu
 	return out, nil
 }
 
+// GetResourceClaim implements framework.ClaimWriter.
+func (s *Store) GetResourceClaim(_ context.Context, namespace, name string) (*resourceapi.ResourceClaim, error) {
+	if c, ok := s.Claim(namespace, name); ok {
+		return c.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(claimsResource, name)
+}
+
 // UpdateResourceClaim implements framework.ClaimWriter: metadata and spec
 // change, the status stays.
 func (s *Store) UpdateResourceClaim(_ context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
 
@@ -113,48 +114,65 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleStat
 	return nil
 }
 
-// bindClaim is upstream's bindClaim without its retry on conflict: a
-// conflict fails PreBind, and the pod's next attempt starts from the new
-// version of the claim.
+// bindClaim is upstream's bindClaim: on a conflict (a benign concurrent
+// change, such as a driver's) it reads the claim again and retries
+// (retry.DefaultRetry), checking again that nobody allocated, deallocated
+// or deleted it meanwhile.
 func (pl *DynamicResources) bindClaim(ctx context.Context, w framework.ClaimWriter, claim *resourceapi.ResourceClaim, allocation *resourceapi.AllocationResult, pod *v1.Pod) (*resourceapi.ResourceClaim, error) {
 	c := claim.DeepCopy()
-	if c.DeletionTimestamp != nil {
-		return nil, fmt.Errorf("claim %s got deleted in the meantime", claimName(c))
-	}
-	if allocation != nil {
-		if c.Status.Allocation != nil {
-			return nil, fmt.Errorf("claim %s got allocated elsewhere in the meantime", claimName(c))
-		}
-		if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
-			c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
-			updated, err := w.UpdateResourceClaim(ctx, c)
+	refresh := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if refresh {
+			latest, err := w.GetResourceClaim(ctx, c.Namespace, c.Name)
 			if err != nil {
-				return nil, fmt.Errorf("add finalizer to claim %s: %w", claimName(c), err)
+				return fmt.Errorf("get updated claim %s after conflict: %w", claimName(c), err)
 			}
-			c = updated.DeepCopy()
+			c = latest.DeepCopy()
 		}
-		c.Status.Allocation = allocation
-	}
-	c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{
-		APIGroup: v1.GroupName, Resource: "pods", Name: pod.Name, UID: pod.UID})
-	if c.Status.Allocation == nil {
-		return nil, fmt.Errorf("claim %s got deallocated elsewhere in the meantime", claimName(c))
-	}
-	if c.Status.Allocation.AllocationTimestamp == nil {
-		c.Status.Allocation = c.Status.Allocation.DeepCopy()
-		c.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: pl.now()}
-	}
-	updated, err := w.UpdateResourceClaimStatus(ctx, c)
-	if err != nil {
+		refresh = true
+		if c.DeletionTimestamp != nil {
+			return fmt.Errorf("claim %s got deleted in the meantime", claimName(c))
+		}
 		if allocation != nil {
-			return nil, fmt.Errorf("add allocation and reservation to claim %s: %w", claimName(c), err)
+			if c.Status.Allocation != nil {
+				return fmt.Errorf("claim %s got allocated elsewhere in the meantime", claimName(c))
+			}
+			if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
+				c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
+				updated, err := w.UpdateResourceClaim(ctx, c)
+				if err != nil {
+					return fmt.Errorf("add finalizer to claim %s: %w", claimName(c), err)
+				}
+				c = updated.DeepCopy()
+			}
+			c.Status.Allocation = allocation
 		}
-		return nil, fmt.Errorf("add reservation to claim %s: %w", claimName(c), err)
+		c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{
+			APIGroup: v1.GroupName, Resource: "pods", Name: pod.Name, UID: pod.UID})
+		if c.Status.Allocation == nil {
+			return fmt.Errorf("claim %s got deallocated elsewhere in the meantime", claimName(c))
+		}
+		if c.Status.Allocation.AllocationTimestamp == nil {
+			c.Status.Allocation = c.Status.Allocation.DeepCopy()
+			c.Status.Allocation.AllocationTimestamp = &metav1.Time{Time: pl.now()}
+		}
+		updated, err := w.UpdateResourceClaimStatus(ctx, c)
+		if err != nil {
+			if allocation != nil {
+				return fmt.Errorf("add allocation and reservation to claim %s: %w", claimName(c), err)
+			}
+			return fmt.Errorf("add reservation to claim %s: %w", claimName(c), err)
+		}
+		c = updated
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := pl.manager.AssumeClaimAfterAPICall(updated); err != nil {
-		klog.FromContext(ctx).V(5).Info("Claim not stored in assume cache", "err", err, "claim", klog.KObj(updated))
+	if err := pl.manager.AssumeClaimAfterAPICall(c); err != nil {
+		klog.FromContext(ctx).V(5).Info("Claim not stored in assume cache", "err", err, "claim", klog.KObj(c))
 	}
-	return updated, nil
+	return c, nil
 }
 
 // PostFilter, when no node fits, deallocates one of the pod's allocated

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -174,6 +175,58 @@ func TestPostFilterDeallocatesAClaimNobodyUses(t *testing.T) {
 			}
 			if tt.wantCalls != nil && w.claims["c"].Status.Allocation != nil {
 				t.Error("the claim is still allocated")
+			}
+		})
+	}
+}
+
+func TestPreBindRetriesOnConflict(t *testing.T) {
+	conflict := apierrors.NewConflict(resourceapi.Resource("resourceclaims"), "c", nil)
+	tests := []struct {
+		name      string
+		other     func(c *resourceapi.ResourceClaim) // what another writer did
+		wantCalls []string
+		wantErr   string
+	}{
+		{name: "a label added meanwhile: the claim is read again and written",
+			other:     func(c *resourceapi.ResourceClaim) { c.Labels = map[string]string{"seen": "by-driver"} },
+			wantCalls: []string{"update c", "conflict c", "get c", "updateStatus c"}},
+		{name: "an allocation written meanwhile: PreBind fails as upstream's",
+			other: func(c *resourceapi.ResourceClaim) {
+				c.Status.Allocation = st.MakeClaim("x").Request("gpu", "gpu", 1).AllocatedOn("a", driver, "gpu-0").Obj().Status.Allocation
+			},
+			wantCalls: []string{"update c", "conflict c", "get c"},
+			wantErr:   "claim default/c got allocated elsewhere in the meantime"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := []interface{}{
+				st.DeviceClass("gpu", driver),
+				st.MakeSlice("a", driver).Device("gpu-0").Obj(),
+				st.MakeClaim("c").Request("gpu", "gpu", 1).Obj(),
+			}
+			w := newRecorder(objs...)
+			w.beforeStatus = func(r *recorder, _ *resourceapi.ResourceClaim) error {
+				cur := r.claims["c"].DeepCopy()
+				tt.other(cur)
+				r.claims["c"] = cur
+				return conflict
+			}
+			pl, _ := newPlugin(t, w, objs...)
+			pod := st.MakePod().Name("p").UID("p").Claim("gpu", "c").Obj()
+			state, _ := cycle(t, pl, pod, st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil), "a")
+			s := pl.PreBind(context.Background(), state, pod, "a")
+			if got := s.Message(); got != tt.wantErr {
+				t.Errorf("PreBind: %q, want %q", got, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.wantCalls, w.calls); diff != "" {
+				t.Errorf("calls (-want,+got):\n%s", diff)
+			}
+			if tt.wantErr == "" {
+				got := w.claims["c"]
+				if got.Labels["seen"] != "by-driver" || got.Status.Allocation == nil || len(got.Status.ReservedFor) != 1 {
+					t.Errorf("written claim lost the other writer's change or ours: labels %v, allocation %v, reservedFor %v", got.Labels, got.Status.Allocation != nil, got.Status.ReservedFor)
+				}
 			}
 		})
 	}

@@ -169,6 +169,9 @@ type recorder struct {
 	claims  map[string]*resourceapi.ResourceClaim
 	calls   []string
 	version int
+	// beforeStatus, if set, runs before a status update and may fail it
+	// (a conflict) after changing the stored claim, as another writer.
+	beforeStatus func(r *recorder, c *resourceapi.ResourceClaim) error
 }
 
 func newRecorder(objs ...interface{}) *recorder {
@@ -190,11 +193,24 @@ func (r *recorder) write(call string, c *resourceapi.ResourceClaim) (*resourceap
 	return c, nil
 }
 
+func (r *recorder) GetResourceClaim(_ context.Context, _, name string) (*resourceapi.ResourceClaim, error) {
+	r.calls = append(r.calls, "get "+name)
+	return r.claims[name].DeepCopy(), nil
+}
+
 func (r *recorder) UpdateResourceClaim(_ context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
 	return r.write("update", c)
 }
 
 func (r *recorder) UpdateResourceClaimStatus(_ context.Context, c *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error) {
+	if r.beforeStatus != nil {
+		hook := r.beforeStatus
+		r.beforeStatus = nil
+		if err := hook(r, c); err != nil {
+			r.calls = append(r.calls, "conflict "+c.Name)
+			return nil, err
+		}
+	}
 	return r.write("updateStatus", c)
 }
 
