@@ -227,3 +227,19 @@ func (w *World) createDRA(obj runtime.Object) error {
 	}
 	return nil
 }
+
+// othersNow are the cluster's other objects with the ResourceClaims as the
+// store has them now (allocated, reserved, generated for pods on the way),
+// for a throwaway world that explains a pod against this one's state.
+func (w *World) othersNow() []interface{} {
+	out := make([]interface{}, 0, len(w.cluster.Others))
+	for _, o := range w.cluster.Others {
+		if _, isClaim := o.(*resourceapi.ResourceClaim); !isClaim {
+			out = append(out, o)
+		}
+	}
+	for _, c := range w.Store.Claims() {
+		out = append(out, c.DeepCopy())
+	}
+	return out
+}

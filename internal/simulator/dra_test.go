@@ -183,3 +183,32 @@ spec:
 		t.Errorf("job: %s on %q with %v (%s), want Scheduled on a with gpu-0 after the slice appeared", p.Status, p.Node, p.Devices, p.Message)
 	}
 }
+
+// TestCapacityCountsFreeDevices: copies of a one-GPU pod fill the GPUs the
+// example leaves free (14 GPUs, 11 taken), and the next copy is explained
+// against the claims as they are then, not as the manifests had them.
+func TestCapacityCountsFreeDevices(t *testing.T) {
+	c, err := Load([]string{"../../examples/dra.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := st.MakePod().Name("probe").Namespace("ml").UID("probe").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
+	newWorld := func(c *Cluster) (*World, error) {
+		return NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	}
+	res, err := Capacity(context.Background(), c, newWorld, probe, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Fits != 3 {
+		t.Errorf("%d copies fit, want the 3 free GPUs", res.Fits)
+	}
+	if res.Next == nil || res.Next.Explain == nil {
+		t.Fatalf("no explanation of the next copy: %+v", res.Next)
+	}
+	for _, n := range res.Next.Explain.Nodes {
+		if n.Feasible || len(n.Reasons) != 1 || n.Reasons[0] != "cannot allocate all claims" {
+			t.Errorf("next copy on %s: feasible=%v %v, want rejected with \"cannot allocate all claims\"", n.Name, n.Feasible, n.Reasons)
+		}
+	}
+}

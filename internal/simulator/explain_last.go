@@ -80,7 +80,7 @@ func (w *World) ExplainLastAttempt(ctx context.Context) (*ExplainReport, error) 
 func (w *World) explainSeen(ctx context.Context, s *seen) (*ExplainReport, error) {
 	c := w.cluster
 	at := &Cluster{Nodes: s.nodes, Pods: s.pods, Namespaces: c.Namespaces, PriorityClasses: c.PriorityClasses, Services: c.Services,
-		ReplicaSets: c.ReplicaSets, StatefulSets: c.StatefulSets, RCs: c.RCs, Others: c.Others, Sources: c.Sources, WorkloadOf: map[string]int{}}
+		ReplicaSets: c.ReplicaSets, StatefulSets: c.StatefulSets, RCs: c.RCs, Others: w.othersNow(), Sources: c.Sources, WorkloadOf: map[string]int{}}
 	opts := append(append([]scheduler.Option(nil), w.opts...), scheduler.WithPercentageOfNodesToScore(100))
 	ew, err := NewWorld(ctx, at, w.cfg, w.registry, w.seed, opts...)
 	if err != nil {
