@@ -212,3 +212,34 @@ func TestCapacityCountsFreeDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestADeviceWithBindingConditionsIsAttachedInSimulation: PreBind waits
+// for a device's binding conditions; the simulation plays the driver and
+// sets them at once, so the pod binds.
+func TestADeviceWithBindingConditionsIsAttachedInSimulation(t *testing.T) {
+	slice := st.MakeSlice("a", "gpu.example.com").Device("gpu-0").Obj()
+	slice.Spec.Devices[0].BindingConditions = []string{"Attached"}
+	slice.Spec.Devices[0].BindingFailureConditions = []string{"AttachFailed"}
+	objs := []runtime.Object{
+		st.MakeNode().Name("a").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj(),
+		st.DeviceClass("gpu", "gpu.example.com"), slice, st.ClaimTemplate("one-gpu", "gpu", 1),
+		st.MakePod().Name("job").ClaimFromTemplate("gpu", "one-gpu", "").Obj(),
+	}
+	w, r := simulate(t, loadObjects(t, objs), 1)
+	if p, _ := podResult(r, "default", "job"); p.Status != StatusScheduled {
+		t.Fatalf("job: %s (%s), want Scheduled", p.Status, p.Message)
+	}
+	c := w.Store.Claims()[0]
+	if len(c.Status.Devices) != 1 || len(c.Status.Devices[0].Conditions) != 1 || c.Status.Devices[0].Conditions[0].Type != "Attached" {
+		t.Errorf("device status %+v, want the Attached condition the simulated driver set", c.Status.Devices)
+	}
+	var pending []string
+	for _, e := range w.Store.Events() {
+		if e.Reason == "BindingConditionsPending" {
+			pending = append(pending, e.Message)
+		}
+	}
+	if len(pending) != 1 || pending[0] != "waiting for binding conditions for device on node a" {
+		t.Errorf("BindingConditionsPending events %q, want one for node a", pending)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -79,7 +80,12 @@ type FakeHandle struct {
 	DRA framework.DRAManager
 	// Claims receives ResourceClaim writes (nil: ClaimWriter returns nil).
 	Claims framework.ClaimWriter
+	// Recorder receives events (nil: EventRecorder returns nil).
+	Recorder events.EventRecorder
 }
+
+// EventRecorder implements framework.Handle.
+func (h FakeHandle) EventRecorder() events.EventRecorder { return h.Recorder }
 
 // SharedDRAManager implements framework.Handle.
 func (h FakeHandle) SharedDRAManager() framework.DRAManager { return h.DRA }

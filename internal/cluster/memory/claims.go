@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -111,8 +112,40 @@ func (s *Store) UpdateResourceClaimStatus(_ context.Context, c *resourceapi.Reso
 		if a := out.Status.Allocation; a != nil && a.AllocationTimestamp != nil && (cur.Status.Allocation == nil || cur.Status.Allocation.AllocationTimestamp == nil) {
 			a.AllocationTimestamp = &metav1.Time{Time: s.clock.Now()}
 		}
+		s.attachDevices(out)
 		return out
 	})
+}
+
+// attachDevices does what a DRA driver does for devices with binding
+// conditions (a device that must be attached before the pod may bind):
+// each condition is set true in the claim's device status, at once. The
+// simulation has no driver, and assumes the attachment succeeds.
+func (s *Store) attachDevices(c *resourceapi.ResourceClaim) {
+	if c.Status.Allocation == nil {
+		return
+	}
+	now := metav1.Time{Time: s.clock.Now()}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if len(r.BindingConditions) == 0 {
+			continue
+		}
+		i := slices.IndexFunc(c.Status.Devices, func(d resourceapi.AllocatedDeviceStatus) bool {
+			return d.Driver == r.Driver && d.Pool == r.Pool && d.Device == r.Device && ptr.Deref(d.ShareID, "") == string(ptr.Deref(r.ShareID, ""))
+		})
+		if i < 0 {
+			d := resourceapi.AllocatedDeviceStatus{Driver: r.Driver, Pool: r.Pool, Device: r.Device}
+			if r.ShareID != nil {
+				d.ShareID = ptr.To(string(*r.ShareID))
+			}
+			c.Status.Devices = append(c.Status.Devices, d)
+			i = len(c.Status.Devices) - 1
+		}
+		for _, cond := range r.BindingConditions {
+			meta.SetStatusCondition(&c.Status.Devices[i].Conditions, metav1.Condition{Type: cond, Status: metav1.ConditionTrue,
+				Reason: "Simulated", Message: "set by the simulation, as the device's driver would", LastTransitionTime: now})
+		}
+	}
 }
 
 // RemoveClaimReservation implements framework.ClaimWriter.

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
@@ -82,7 +84,7 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleSt
 
 // PreBind writes each claim's allocation (after adding the
 // deletion-protection finalizer) and reserves the claim for the pod.
-func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) *framework.Status {
+func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
 	s, err := getState(cs)
 	if err != nil {
 		return framework.AsStatus(err)
@@ -111,7 +113,73 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleStat
 	for _, c := range written {
 		pl.manager.RemoveClaimPendingAllocation(c.UID)
 	}
+	return pl.waitForBindingConditions(ctx, s, pod, nodeName)
+}
+
+// bindingConditionsPollInterval is how often PreBind looks at the claims
+// while it waits for their devices' binding conditions (upstream's 5 s).
+const bindingConditionsPollInterval = 5 * time.Second
+
+// waitForBindingConditions is upstream's wait at the end of PreBind
+// (DRADeviceBindingConditions, on by default): when an allocated device
+// has binding conditions (a device a driver must attach first), the pod
+// is bound only once every condition is true in the claim's device status;
+// a binding failure condition, or bindingTimeout since the allocation,
+// fails PreBind (the pod tries again, and PostFilter may deallocate).
+// Checked at once, then every 5 s.
+func (pl *DynamicResources) waitForBindingConditions(ctx context.Context, s *stateData, pod *v1.Pod, nodeName string) *framework.Status {
+	if features, _ := pl.manager.Features(); !features.DeviceBindingAndStatus || !hasBindingConditions(s.claims) {
+		return nil
+	}
+	if rec := pl.h.EventRecorder(); rec != nil {
+		rec.Eventf(pod, nil, v1.EventTypeNormal, "BindingConditionsPending", "Scheduling", "waiting for binding conditions for device on node %s", nodeName)
+	}
+	err := wait.PollUntilContextTimeout(ctx, bindingConditionsPollInterval, pl.bindingTimeout, true, func(context.Context) (bool, error) {
+		for i, c := range s.claims {
+			latest, err := pl.manager.GetClaim(c.Namespace, c.Name)
+			if err != nil {
+				return false, err
+			}
+			s.claims[i] = latest
+			ready, err := claimReadyForBinding(latest)
+			if err != nil {
+				return false, err
+			}
+			if !ready {
+				if pl.claimTimedOut(latest) {
+					return false, fmt.Errorf("%w: claim=%s", errDeviceBindingTimeout, latest.Name)
+				}
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", errDeviceBindingTimeout, err)
+	}
+	if err != nil {
+		return framework.AsStatus(err)
+	}
 	return nil
+}
+
+// errDeviceBindingTimeout is upstream's ErrDeviceBindingTimeout.
+var errDeviceBindingTimeout = errors.New("device binding timeout")
+
+// hasBindingConditions: an allocated device of the claims has binding
+// conditions.
+func hasBindingConditions(claims []*resourceapi.ResourceClaim) bool {
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if len(r.BindingConditions) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // bindClaim is upstream's bindClaim: on a conflict (a benign concurrent

@@ -2,12 +2,18 @@ package dynamicresources
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -227,6 +233,70 @@ func TestPreBindRetriesOnConflict(t *testing.T) {
 				if got.Labels["seen"] != "by-driver" || got.Status.Allocation == nil || len(got.Status.ReservedFor) != 1 {
 					t.Errorf("written claim lost the other writer's change or ours: labels %v, allocation %v, reservedFor %v", got.Labels, got.Status.Allocation != nil, got.Status.ReservedFor)
 				}
+			}
+		})
+	}
+}
+
+// eventLog records events' reasons and notes.
+type eventLog struct{ got []string }
+
+func (l *eventLog) Eventf(_ runtime.Object, _ runtime.Object, _, reason, _, note string, args ...interface{}) {
+	l.got = append(l.got, reason+": "+fmt.Sprintf(note, args...))
+}
+
+func TestPreBindWaitsForBindingConditions(t *testing.T) {
+	tests := []struct {
+		name       string
+		conditions []metav1.Condition // what the driver set on the device
+		want       string
+		wantEvents []string
+	}{
+		{name: "a device whose binding condition is true binds at once",
+			conditions: []metav1.Condition{{Type: "Attached", Status: metav1.ConditionTrue}},
+			wantEvents: []string{"BindingConditionsPending: waiting for binding conditions for device on node a"}},
+		{name: "a device whose failure condition is true fails PreBind",
+			conditions: []metav1.Condition{{Type: "AttachFailed", Status: metav1.ConditionTrue, Reason: "NoPath", Message: "fabric down"}},
+			want:       `device binding failed: claim=c, reason=NoPath, message="fabric down"`,
+			wantEvents: []string{"BindingConditionsPending: waiting for binding conditions for device on node a"}},
+		{name: "a device nobody attaches fails PreBind after bindingTimeout",
+			// The poll's deadline, or the allocation's age, whichever is
+			// seen first on a slow machine.
+			want:       "device binding timeout",
+			wantEvents: []string{"BindingConditionsPending: waiting for binding conditions for device on node a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			slice := st.MakeSlice("a", driver).Device("gpu-0").Obj()
+			slice.Spec.Devices[0].BindingConditions = []string{"Attached"}
+			slice.Spec.Devices[0].BindingFailureConditions = []string{"AttachFailed"}
+			objs := []interface{}{st.DeviceClass("gpu", driver), slice, st.MakeClaim("c").Request("gpu", "gpu", 1).Obj()}
+			w := newRecorder(objs...)
+			w.afterStatus = func(c *resourceapi.ResourceClaim) {
+				if len(tt.conditions) > 0 {
+					c.Status.Devices = []resourceapi.AllocatedDeviceStatus{{Driver: driver, Pool: "a", Device: "gpu-0", Conditions: tt.conditions}}
+				}
+			}
+			l, err := framework.StaticListers(objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := NewManager(l)
+			events := &eventLog{}
+			args := &configv1.DynamicResourcesArgs{BindingTimeout: &metav1.Duration{Duration: time.Millisecond}}
+			p, err := New(context.Background(), args, st.FakeHandle{Objects: objs, DRA: m, Claims: w, Recorder: events})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := p.(*DynamicResources)
+			pod := st.MakePod().Name("p").UID("p").Claim("gpu", "c").Obj()
+			state, _ := cycle(t, pl, pod, st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil), "a")
+			got := pl.PreBind(context.Background(), state, pod, "a").Message()
+			if got != tt.want && (tt.want == "" || !strings.HasPrefix(got, tt.want+":")) {
+				t.Errorf("PreBind: %q, want %q", got, tt.want)
+			}
+			if diff := cmp.Diff(tt.wantEvents, events.got); diff != "" {
+				t.Errorf("events (-want,+got):\n%s", diff)
 			}
 		})
 	}

@@ -10,8 +10,7 @@
 // writes it, with the pod in status.reservedFor, to the claim.
 //
 // Not built yet (kube-scheduler v1.37 has them): extended resources backed
-// by DRA (DRAExtendedResource), waiting in PreBind for a device's binding
-// conditions, and the pod-group (gang) paths.
+// by DRA (DRAExtendedResource) and the pod-group (gang) paths.
 package dynamicresources
 
 import (

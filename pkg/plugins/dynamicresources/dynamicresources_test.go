@@ -172,6 +172,9 @@ type recorder struct {
 	// beforeStatus, if set, runs before a status update and may fail it
 	// (a conflict) after changing the stored claim, as another writer.
 	beforeStatus func(r *recorder, c *resourceapi.ResourceClaim) error
+	// afterStatus, if set, changes what a status update stores (a
+	// driver's device status).
+	afterStatus func(c *resourceapi.ResourceClaim)
 }
 
 func newRecorder(objs ...interface{}) *recorder {
@@ -210,6 +213,10 @@ func (r *recorder) UpdateResourceClaimStatus(_ context.Context, c *resourceapi.R
 			r.calls = append(r.calls, "conflict "+c.Name)
 			return nil, err
 		}
+	}
+	if r.afterStatus != nil {
+		c = c.DeepCopy()
+		r.afterStatus(c)
 	}
 	return r.write("updateStatus", c)
 }
