@@ -27,7 +27,7 @@ import (
 const draDriver = "gpu.example.com"
 
 func draScenarios() []scenario {
-	return []scenario{{
+	return []scenario{bindingConditionsScenario(), {
 		name:        "pods with claims and claim templates get their devices; the last device goes to one pod; a deleted pod's device goes to the next",
 		controllers: "resourceclaim-controller",
 		setup: func(t *testing.T, c kubernetes.Interface) {
@@ -114,6 +114,48 @@ func draScenarios() []scenario {
 }
 
 func strPtr(s string) *string { return &s }
+
+// bindingConditionsScenario: a device its driver must attach first. The
+// test plays the driver: once the claim is allocated it sets the binding
+// condition true in the claim's device status, and the pod binds.
+func bindingConditionsScenario() scenario {
+	return scenario{
+		name: "a device with binding conditions is bound once its driver reports it attached",
+		setup: func(t *testing.T, c kubernetes.Interface) {
+			fw.CreateNode(t, c, "node-a", "8", "16Gi", 110, nil)
+			createDRA(t, c, st.DeviceClass("gpu", draDriver))
+			slice := st.MakeSlice("node-a", draDriver).Device("gpu-0").Obj()
+			slice.Spec.Devices[0].BindingConditions = []string{"Attached"}
+			slice.Spec.Devices[0].BindingFailureConditions = []string{"AttachFailed"}
+			createDRA(t, c, slice)
+			createDRA(t, c, st.MakeClaim("c").Request("gpu", "gpu", 1).Obj())
+		},
+		run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+			ctx := context.Background()
+			fw.CreatePod(t, c, draPod("attach", func(p *st.PodWrapper) { p.Claim("gpu", "c") }))
+			var claim *resourceapi.ResourceClaim
+			fw.Eventually(t, 30*time.Second, "the claim allocated and reserved", func() (bool, error) {
+				var err error
+				claim, err = c.ResourceV1().ResourceClaims("default").Get(ctx, "c", metav1.GetOptions{})
+				return err == nil && claim.Status.Allocation != nil && len(claim.Status.ReservedFor) == 1, err
+			})
+			if p, err := getPod(c, "default", "attach"); err != nil || p.Spec.NodeName != "" {
+				t.Fatalf("bound before its device was attached (%v)", err)
+			}
+			o.exact["pending event"] = eventSummary(t, c, "attach", "BindingConditionsPending")
+			r := claim.Status.Allocation.Devices.Results[0]
+			claim.Status.Devices = []resourceapi.AllocatedDeviceStatus{{Driver: r.Driver, Pool: r.Pool, Device: r.Device,
+				Conditions: []metav1.Condition{{Type: "Attached", Status: metav1.ConditionTrue, Reason: "Attached", Message: "by the test's driver", LastTransitionTime: metav1.Now()}}}}
+			if _, err := c.ResourceV1().ResourceClaims("default").UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			attached := time.Now()
+			node, boundAt := waitBound(t, c, "attach", 30*time.Second)
+			o.exact["node"] = node
+			o.latency["time to bind after the driver's condition"] = boundAt.Sub(attached)
+		},
+	}
+}
 
 func draPod(name string, claims func(*st.PodWrapper)) *v1.Pod {
 	p := st.MakePod().Name(name).Namespace("default").Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"})
