@@ -111,6 +111,10 @@ var (
 	// are recorded by asynchronous preemption.
 	PreemptionGoroutinesDuration       = pluginmetrics.PreemptionGoroutinesDuration
 	PreemptionGoroutinesExecutionTotal = pluginmetrics.PreemptionGoroutinesExecutionTotal
+	// DRABindingConditionsAllocationsTotal and
+	// DRABindingConditionsWaitDuration are recorded by DynamicResources.
+	DRABindingConditionsAllocationsTotal = pluginmetrics.DRABindingConditionsAllocationsTotal
+	DRABindingConditionsWaitDuration     = pluginmetrics.DRABindingConditionsWaitDuration
 
 	// PodsScheduledAfterFlush counts pods that were scheduled after the
 	// unschedulable flush, not a cluster event, brought them back: each
@@ -138,7 +142,8 @@ var (
 
 	all = []metrics.Registerable{Goroutines, ScheduleAttempts, SchedulingAttemptDuration, PendingPods, QueueIncomingPods,
 		FrameworkExtensionPointDuration, PluginExecutionDuration, PodSchedulingAttempts, PodSchedulingSLIDuration, PreemptionAttempts,
-		PreemptionVictims, PreemptionGoroutinesDuration, PreemptionGoroutinesExecutionTotal, PodsScheduledAfterFlush}
+		PreemptionVictims, PreemptionGoroutinesDuration, PreemptionGoroutinesExecutionTotal, PodsScheduledAfterFlush,
+		DRABindingConditionsAllocationsTotal, DRABindingConditionsWaitDuration}
 	once sync.Once
 )
 

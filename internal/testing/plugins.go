@@ -84,6 +84,9 @@ type FakeHandle struct {
 	Recorder events.EventRecorder
 }
 
+// ProfileName implements framework.Handle.
+func (h FakeHandle) ProfileName() string { return v1.DefaultSchedulerName }
+
 // EventRecorder implements framework.Handle.
 func (h FakeHandle) EventRecorder() events.EventRecorder { return h.Recorder }
 

@@ -273,6 +273,8 @@ type WaitingPod interface {
 // Handle is what a plugin gets from the framework at construction: the
 // snapshot, the world's roles it may use, and the waiting pods.
 type Handle interface {
+	// ProfileName is the profile's schedulerName (metrics' profile label).
+	ProfileName() string
 	SnapshotSharedLister() SharedLister
 	// Binder is nil for plugins that have no business binding.
 	Binder() Binder

@@ -153,6 +153,7 @@ func bindingConditionsScenario() scenario {
 			node, boundAt := waitBound(t, c, "attach", 30*time.Second)
 			o.exact["node"] = node
 			o.latency["time to bind after the driver's condition"] = boundAt.Sub(attached)
+			o.exact["scheduler_dra_bindingconditions_allocations_total"] = fmt.Sprint(fw.MetricSum(metrics(t, s), "scheduler_dra_bindingconditions_allocations_total"))
 		},
 	}
 }

@@ -44,6 +44,35 @@ var (
 	}, []string{"result"})
 )
 
+// DRABindingConditionsAllocationsTotal and DRABindingConditionsWaitDuration
+// count and time DynamicResources' wait in PreBind for devices' binding
+// conditions, per profile, driver and status ("success", "failure",
+// "timeout", "error"); ALPHA, as upstream's
+// (DRADeviceBindingConditions).
+var (
+	DRABindingConditionsAllocationsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "scheduler",
+		Name:           "dra_bindingconditions_allocations_total",
+		Help:           "Number of allocations using devices with BindingConditions, counted per driver per scheduling attempt",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile", "driver", "status"})
+	DRABindingConditionsWaitDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      "scheduler",
+		Name:           "dra_bindingconditions_wait_duration_seconds",
+		Help:           "Time in seconds spent waiting for BindingConditions to be satisfied during PreBind.",
+		Buckets:        metrics.ExponentialBuckets(0.1, 2, 14),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile", "driver", "status"})
+)
+
+// The status label of the binding conditions' metrics.
+const (
+	BindingConditionsStatusSuccess = "success"
+	BindingConditionsStatusFailed  = "failure"
+	BindingConditionsStatusTimeout = "timeout"
+	BindingConditionsStatusError   = "error"
+)
+
 // The result label of the preemption goroutines' metrics.
 const (
 	GoroutineResultSuccess = "success"

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	pluginmetrics "github.com/kubesched/kubesched/pkg/framework/metrics"
 )
 
 // Reserve holds the node's allocation of the pod's unallocated claims in
@@ -134,6 +135,7 @@ func (pl *DynamicResources) waitForBindingConditions(ctx context.Context, s *sta
 	if rec := pl.h.EventRecorder(); rec != nil {
 		rec.Eventf(pod, nil, v1.EventTypeNormal, "BindingConditionsPending", "Scheduling", "waiting for binding conditions for device on node %s", nodeName)
 	}
+	start := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, bindingConditionsPollInterval, pl.bindingTimeout, true, func(context.Context) (bool, error) {
 		for i, c := range s.claims {
 			latest, err := pl.manager.GetClaim(c.Namespace, c.Name)
@@ -157,14 +159,47 @@ func (pl *DynamicResources) waitForBindingConditions(ctx context.Context, s *sta
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("%w: %w", errDeviceBindingTimeout, err)
 	}
+	pl.recordBindingConditions(s.claims, err, time.Since(start))
 	if err != nil {
 		return framework.AsStatus(err)
 	}
 	return nil
 }
 
-// errDeviceBindingTimeout is upstream's ErrDeviceBindingTimeout.
-var errDeviceBindingTimeout = errors.New("device binding timeout")
+// recordBindingConditions records the wait as upstream does: its duration
+// for every allocated device, and one allocation per device with binding
+// conditions, per profile, driver and outcome.
+func (pl *DynamicResources) recordBindingConditions(claims []*resourceapi.ResourceClaim, err error, waited time.Duration) {
+	status := pluginmetrics.BindingConditionsStatusSuccess
+	switch {
+	case err == nil:
+	case errors.Is(err, errDeviceBindingTimeout):
+		status = pluginmetrics.BindingConditionsStatusTimeout
+	case errors.Is(err, errDeviceBindingFailed):
+		status = pluginmetrics.BindingConditionsStatusFailed
+	default:
+		status = pluginmetrics.BindingConditionsStatusError
+	}
+	profile := pl.h.ProfileName()
+	for _, c := range claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			pluginmetrics.DRABindingConditionsWaitDuration.WithLabelValues(profile, r.Driver, status).Observe(waited.Seconds())
+			if len(r.BindingConditions) > 0 {
+				pluginmetrics.DRABindingConditionsAllocationsTotal.WithLabelValues(profile, r.Driver, status).Inc()
+			}
+		}
+	}
+}
+
+// errDeviceBindingTimeout and errDeviceBindingFailed are upstream's
+// ErrDeviceBindingTimeout and ErrDeviceBindingFailed.
+var (
+	errDeviceBindingTimeout = errors.New("device binding timeout")
+	errDeviceBindingFailed  = errors.New("device binding failed")
+)
 
 // hasBindingConditions: an allocated device of the claims has binding
 // conditions.

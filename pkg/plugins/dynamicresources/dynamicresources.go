@@ -463,7 +463,7 @@ func claimReadyForBinding(claim *resourceapi.ResourceClaim) (bool, error) {
 		}
 		for _, c := range r.BindingFailureConditions {
 			if f := apimeta.FindStatusCondition(status.Conditions, c); f != nil && f.Status == metav1.ConditionTrue {
-				return false, fmt.Errorf("device binding failed: claim=%s, reason=%s, message=%q", claim.Name, f.Reason, f.Message)
+				return false, fmt.Errorf("%w: claim=%s, reason=%s, message=%q", errDeviceBindingFailed, claim.Name, f.Reason, f.Message)
 			}
 		}
 		for _, c := range r.BindingConditions {
