@@ -23,23 +23,35 @@ func claimsOf(c *Cluster) ([]*resourceapi.ResourceClaim, map[string]*resourceapi
 	for _, o := range c.Others {
 		switch t := o.(type) {
 		case *resourceapi.ResourceClaim:
-			if t.Namespace == "" {
-				t.Namespace = v1.NamespaceDefault
-			}
-			if t.UID == "" {
-				t.UID = types.UID("resourceclaim-" + t.Namespace + "-" + t.Name)
-			}
-			defaultDeviceClaim(&t.Spec.Devices)
+			defaultClaim(t)
 			claims = append(claims, t)
 		case *resourceapi.ResourceClaimTemplate:
-			if t.Namespace == "" {
-				t.Namespace = v1.NamespaceDefault
-			}
-			defaultDeviceClaim(&t.Spec.Spec.Devices)
+			defaultClaimTemplate(t)
 			templates[t.Namespace+"/"+t.Name] = t
 		}
 	}
 	return claims, templates
+}
+
+// defaultClaim gives a claim of the manifests the namespace, a UID and
+// the API server's defaults.
+func defaultClaim(c *resourceapi.ResourceClaim) {
+	if c.Namespace == "" {
+		c.Namespace = v1.NamespaceDefault
+	}
+	if c.UID == "" {
+		c.UID = types.UID("resourceclaim-" + c.Namespace + "-" + c.Name)
+	}
+	defaultDeviceClaim(&c.Spec.Devices)
+}
+
+// defaultClaimTemplate gives a template the namespace and the API
+// server's defaults.
+func defaultClaimTemplate(t *resourceapi.ResourceClaimTemplate) {
+	if t.Namespace == "" {
+		t.Namespace = v1.NamespaceDefault
+	}
+	defaultDeviceClaim(&t.Spec.Spec.Devices)
 }
 
 // defaultDeviceClaim applies the API server's defaults to a claim's
@@ -195,21 +207,12 @@ func needsClaims(p *v1.Pod) bool {
 func (w *World) createDRA(obj runtime.Object) error {
 	switch o := obj.(type) {
 	case *resourceapi.ResourceClaim:
-		if o.Namespace == "" {
-			o.Namespace = v1.NamespaceDefault
-		}
-		if o.UID == "" {
-			o.UID = types.UID("resourceclaim-" + o.Namespace + "-" + o.Name)
-		}
-		defaultDeviceClaim(&o.Spec.Devices)
+		defaultClaim(o)
 		if err := w.Store.AddClaim(o); err != nil {
 			return fmt.Errorf("create ResourceClaim %s/%s: %w", o.Namespace, o.Name, err)
 		}
 	case *resourceapi.ResourceClaimTemplate:
-		if o.Namespace == "" {
-			o.Namespace = v1.NamespaceDefault
-		}
-		defaultDeviceClaim(&o.Spec.Spec.Devices)
+		defaultClaimTemplate(o)
 		if w.templates == nil {
 			w.templates = map[string]*resourceapi.ResourceClaimTemplate{}
 		}

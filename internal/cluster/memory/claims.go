@@ -30,18 +30,19 @@ func (s *Store) SetClaims(claims []*resourceapi.ResourceClaim, publish func(obj 
 	s.claims = map[string]*resourceapi.ResourceClaim{}
 	s.publish = publish
 	for _, c := range claims {
-		c = c.DeepCopy()
-		s.claimVersion++
-		c.ResourceVersion = strconv.FormatInt(s.claimVersion, 10)
-		s.claims[key(c.Namespace, c.Name)] = c
-		if err := s.publishLocked(c); err != nil {
+		if err := s.putClaimLocked(c.DeepCopy()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) publishLocked(c *resourceapi.ResourceClaim) error {
+// putClaimLocked stores a claim (the caller's copy) with the next resource
+// version and publishes it to the listers.
+func (s *Store) putClaimLocked(c *resourceapi.ResourceClaim) error {
+	s.claimVersion++
+	c.ResourceVersion = strconv.FormatInt(s.claimVersion, 10)
+	s.claims[key(c.Namespace, c.Name)] = c
 	if s.publish == nil {
 		return nil
 	}
@@ -69,10 +70,7 @@ func (s *Store) writeClaimLocked(next *resourceapi.ResourceClaim, change func(cu
 		return nil, apierrors.NewConflict(claimsResource, next.Name, nil)
 	}
 	out := change(cur, next)
-	s.claimVersion++
-	out.ResourceVersion = strconv.FormatInt(s.claimVersion, 10)
-	s.claims[k] = out
-	if err := s.publishLocked(out); err != nil {
+	if err := s.putClaimLocked(out); err != nil {
 		return nil, err
 	}
 	s.notify(func(h cluster.EventHandler) {
@@ -221,10 +219,7 @@ func (s *Store) AddClaim(c *resourceapi.ResourceClaim) error {
 		return apierrors.NewAlreadyExists(claimsResource, c.Name)
 	}
 	c = c.DeepCopy()
-	s.claimVersion++
-	c.ResourceVersion = strconv.FormatInt(s.claimVersion, 10)
-	s.claims[k] = c
-	if err := s.publishLocked(c); err != nil {
+	if err := s.putClaimLocked(c); err != nil {
 		return err
 	}
 	s.notify(func(h cluster.EventHandler) {

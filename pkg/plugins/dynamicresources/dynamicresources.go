@@ -142,6 +142,10 @@ type stateData struct {
 	allocator  structured.Allocator
 	allocated  *structured.AllocatedState
 	features   structured.Features
+	// toAllocate are the claims without an allocation, in the pod's
+	// order; timeout: Filter's allocation is bounded by filterTimeout.
+	toAllocate []*resourceapi.ResourceClaim
+	timeout    bool
 	// cache is the allocation cache's view of this cycle (nil: not used).
 	cache   *cycleView
 	manager *Manager
@@ -239,7 +243,7 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 	}
 	s.availableOnNodes = make([]*nodeaffinity.NodeSelector, len(claims))
 	s.allocations = make([]*resourceapi.AllocationResult, len(claims))
-	toAllocate := 0
+	var toAllocate []*resourceapi.ResourceClaim
 	for i, claim := range claims {
 		if claim.Status.Allocation != nil {
 			if !resourceclaim.CanBeReserved(claim) && !resourceclaim.IsReservedForPod(pod, claim, false) {
@@ -254,10 +258,10 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 			}
 			continue
 		}
-		toAllocate++
+		toAllocate = append(toAllocate, claim)
 		// An allocation in flight: better wait for it.
 		if pl.manager.GetPendingAllocation(claim.UID) != nil {
-			return nil, unschedulable(fmt.Sprintf("resource claim %s/%s is in the process of being allocated", claim.Namespace, claim.Name))
+			return nil, unschedulable(fmt.Sprintf("resource claim %s is in the process of being allocated", claimName(claim)))
 		}
 		for _, r := range claim.Spec.Devices.Requests {
 			switch {
@@ -272,11 +276,11 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 					}
 				}
 			default:
-				return nil, unschedulable(fmt.Sprintf("resource claim %s/%s, request %s: unknown request type", claim.Namespace, claim.Name, r.Name))
+				return nil, unschedulable(fmt.Sprintf("resource claim %s, request %s: unknown request type", claimName(claim), r.Name))
 			}
 		}
 	}
-	if toAllocate > 0 {
+	if len(toAllocate) > 0 {
 		m, isManager := pl.manager.(*Manager)
 		var sliceGen uint64
 		if isManager {
@@ -288,13 +292,7 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		}
 		var allocated *structured.AllocatedState
 		if isManager {
-			unallocated := make([]*resourceapi.ResourceClaim, 0, toAllocate)
-			for _, c := range claims {
-				if c.Status.Allocation == nil {
-					unallocated = append(unallocated, c)
-				}
-			}
-			allocated, s.cache, err = m.allocatedStateAndView(claimsSignature(unallocated), sliceGen, slices)
+			allocated, s.cache, err = m.allocatedStateAndView(claimsSignature(toAllocate), sliceGen, slices)
 			s.manager = m
 		} else {
 			allocated, err = pl.manager.AllocatedState()
@@ -302,8 +300,10 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		if err != nil {
 			return nil, framework.AsStatus(fmt.Errorf("gather allocation state: %w", err))
 		}
-		s.features, _ = pl.manager.Features()
-		s.allocated, s.allocating = allocated, true
+		var bounded bool
+		s.features, bounded = pl.manager.Features()
+		s.timeout = bounded && pl.filterTimeout > 0
+		s.allocated, s.allocating, s.toAllocate = allocated, true, toAllocate
 		all := slices
 		if s.cache != nil {
 			all = nil // per node, in Filter; this one checks the features
@@ -366,12 +366,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 	}
 	var allocations []resourceapi.AllocationResult
 	if s.allocating {
-		toAllocate := make([]*resourceapi.ResourceClaim, 0, len(s.claims))
-		for _, c := range s.claims {
-			if c.Status.Allocation == nil {
-				toAllocate = append(toAllocate, c)
-			}
-		}
+		toAllocate := s.toAllocate
 		var result []resourceapi.AllocationResult
 		cached := false
 		if s.cache != nil {
@@ -379,7 +374,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		}
 		if !cached {
 			actx := ctx
-			if _, bounded := pl.manager.Features(); bounded && pl.filterTimeout > 0 {
+			if s.timeout {
 				c, cancel := context.WithTimeout(ctx, pl.filterTimeout)
 				defer cancel()
 				actx = c
