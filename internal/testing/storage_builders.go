@@ -15,6 +15,13 @@ func (p *PodWrapper) Volume(claim string) *PodWrapper {
 	return p
 }
 
+// ImageVolume adds an image volume (an OCI image mounted as a volume).
+func (p *PodWrapper) ImageVolume(name, reference string) *PodWrapper {
+	p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: name,
+		VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: reference}}})
+	return p
+}
+
 // PVCWrapper builds a PersistentVolumeClaim.
 type PVCWrapper struct{ v1.PersistentVolumeClaim }
 

@@ -70,6 +70,12 @@ func (pl *ImageLocality) compute(pod *v1.Pod) (*preScoreState, error) {
 	for _, c := range pod.Spec.Containers {
 		s.images = append(s.images, NormalizedImageName(c.Image))
 	}
+	// Image volumes count as images too: in the sum and in the count.
+	for i := range pod.Spec.Volumes {
+		if img := pod.Spec.Volumes[i].Image; img != nil {
+			s.images = append(s.images, NormalizedImageName(img.Reference))
+		}
+	}
 	nodes, err := pl.handle.SnapshotSharedLister().NodeInfos().List()
 	if err != nil {
 		return nil, err

@@ -31,6 +31,8 @@ func TestScore(t *testing.T) {
 			want: map[string]int64{"both": 14, "app": 0, "none": 0}},
 		{name: "a short name does not match the registry-qualified name", pod: st.MakePod().Name("p").Image("db:latest").Obj(),
 			want: map[string]int64{"both": 0, "app": 0, "none": 0}},
+		{name: "an image volume counts in the sum and in the number of images", pod: st.MakePod().Name("p").Image("none:1").ImageVolume("models", "docker.io/library/db").Obj(),
+			want: map[string]int64{"both": 7, "app": 0, "none": 0}}, // (500/3 - 23) / (2*1000 - 23) MiB
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
