@@ -105,6 +105,12 @@ func (p *PodWrapper) SidecarReq(requests map[v1.ResourceName]string) *PodWrapper
 	return p
 }
 
+// PodRequests sets pod-level requests (spec.resources.requests).
+func (p *PodWrapper) PodRequests(rl map[v1.ResourceName]string) *PodWrapper {
+	p.Spec.Resources = &v1.ResourceRequirements{Requests: resourceList(rl)}
+	return p
+}
+
 // Overhead sets spec.overhead.
 func (p *PodWrapper) Overhead(rl map[v1.ResourceName]string) *PodWrapper {
 	p.Spec.Overhead = resourceList(rl)

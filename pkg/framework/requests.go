@@ -20,12 +20,83 @@ import (
 // and reported). The result is the same: a sum of exact quantities
 // converts exactly. Any other pod goes through PodRequests.
 func PodRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64) {
-	if r, cpu, mem, ok := simplePodRequests(pod); ok {
-		return r, cpu, mem
+	resized := StatusResourcesMatter(pod)
+	if !resized {
+		if r, cpu, mem, ok := simplePodRequests(pod); ok {
+			return r, cpu, mem
+		}
 	}
-	req.Add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-	nz := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroDefaults})
+	return podRequests(pod, resized)
+}
+
+// PodSpecRequests is PodRequests from the spec alone, the status's
+// resources ignored: what NodeResourcesFit's Filter and Score ask of a
+// pod to be placed (kube-scheduler's computePodResourceRequest; its
+// scorer has no InPlacePodVerticalScaling either).
+func PodSpecRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64) {
+	if !StatusResourcesMatter(pod) {
+		return PodRequests(pod)
+	}
+	return podRequests(pod, false)
+}
+
+// podRequests is PodRequests through component-helpers. With useStatus,
+// as kube-scheduler's PodInfo.CalculateResource (InPlacePodVerticalScaling
+// GA, InPlacePodLevelResourcesVerticalScaling beta and on): a resized
+// pod counts the most of its spec, allocated and actuated resources.
+func podRequests(pod *v1.Pod, useStatus bool) (req Resource, nonZeroCPU, nonZeroMem int64) {
+	opts := resourcehelper.PodResourcesOptions{UseStatusResources: useStatus, InPlacePodLevelResourcesVerticalScalingEnabled: useStatus}
+	all := resourcehelper.PodRequests(pod, opts)
+	req.Add(all)
+	nz := all
+	if missing := nonMissingRequests(pod, all); len(missing) > 0 {
+		opts.NonMissingContainerRequests = missing
+		nz = resourcehelper.PodRequests(pod, opts)
+	}
 	return req, nz.Cpu().MilliValue(), nz.Memory().Value()
+}
+
+// StatusResourcesMatter is true when the pod's status can change what it
+// counts for (an in-place resize: allocated or actuated resources, or a
+// pending resize found infeasible); false for almost every pod, whose
+// requests are its spec's.
+func StatusResourcesMatter(pod *v1.Pod) bool {
+	st := &pod.Status
+	if st.Resources != nil || st.AllocatedResources != nil {
+		return true
+	}
+	for _, list := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range list {
+			if list[i].AllocatedResources != nil || list[i].Resources != nil {
+				return true
+			}
+		}
+	}
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == v1.PodResizePending {
+			return true
+		}
+	}
+	return false
+}
+
+// nonMissingRequests is the scoring default for each container that
+// requests no cpu or memory. A pod with pod-level requests gets a default
+// only for a resource that neither its containers nor the pod level
+// request (kube-scheduler's getNonMissingContainerRequests): the API
+// server copies container requests to the pod level when the pod level
+// lacks one, so a default there would count what nobody asked for.
+func nonMissingRequests(pod *v1.Pod, requests v1.ResourceList) v1.ResourceList {
+	if !resourcehelper.IsPodLevelRequestsSet(pod) {
+		return nonZeroDefaults
+	}
+	out := v1.ResourceList{}
+	for name, q := range nonZeroDefaults {
+		if _, ok := requests[name]; !ok {
+			out[name] = q
+		}
+	}
+	return out
 }
 
 // simplePodRequests is PodRequests for a pod with containers only, every

@@ -13,10 +13,28 @@ import (
 
 // referenceRequests is what PodRequests must equal: component-helpers'
 // PodRequests, converted.
+// The options are kube-scheduler v1.37.2's PodInfo.CalculateResource's with
+// its default gates (InPlacePodVerticalScaling, PodLevelResources and
+// InPlacePodLevelResourcesVerticalScaling on); with pod-level requests,
+// a default only where neither level requests cpu or memory.
 func referenceRequests(pod *v1.Pod) (Resource, int64, int64) {
+	opts := resourcehelper.PodResourcesOptions{UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true}
 	var r Resource
-	r.Add(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-	nz := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroDefaults})
+	reqs := resourcehelper.PodRequests(pod, opts)
+	r.Add(reqs)
+	opts.NonMissingContainerRequests = nonZeroDefaults
+	if resourcehelper.IsPodLevelRequestsSet(pod) {
+		opts.NonMissingContainerRequests = v1.ResourceList{}
+		for name, q := range nonZeroDefaults {
+			if _, ok := reqs[name]; !ok {
+				opts.NonMissingContainerRequests[name] = q
+			}
+		}
+	}
+	nz := reqs
+	if len(opts.NonMissingContainerRequests) > 0 {
+		nz = resourcehelper.PodRequests(pod, opts)
+	}
 	return r, nz.Cpu().MilliValue(), nz.Memory().Value()
 }
 
@@ -66,6 +84,31 @@ func TestPodRequestsEqualsComponentHelpers(t *testing.T) {
 		name string
 		pod  *v1.Pod
 	}{"pod overhead is added", overhead})
+	podLevel := func(containers []v1.ResourceList, pod v1.ResourceList) *v1.Pod {
+		p := podWith(nil, containers...)
+		p.Spec.Resources = &v1.ResourceRequirements{Requests: pod}
+		return p
+	}
+	resized := func(spec, allocated v1.ResourceList, infeasible bool) *v1.Pod {
+		p := podWith(nil, spec)
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c0", AllocatedResources: allocated}}
+		if infeasible {
+			p.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible}}
+		}
+		return p
+	}
+	more := []struct {
+		name string
+		pod  *v1.Pod
+	}{
+		{"pod-level requests replace the containers' cpu and memory", podLevel([]v1.ResourceList{rl("cpu", "100m", "memory", "1Gi")}, rl("cpu", "3", "memory", "6Gi"))},
+		{"with pod-level cpu only, a container without memory gets no default when another requests memory", podLevel([]v1.ResourceList{rl("memory", "1Gi"), rl()}, rl("cpu", "2"))},
+		{"with pod-level cpu only and no memory anywhere, each container gets the memory default", podLevel([]v1.ResourceList{rl(), rl()}, rl("cpu", "2"))},
+		{"a pod resized up counts its allocated resources when they exceed the spec", resized(rl("cpu", "1"), rl("cpu", "3"), false)},
+		{"a pod resized down counts its larger spec until it is actuated", resized(rl("cpu", "3"), rl("cpu", "1"), false)},
+		{"an infeasible resize counts what is allocated, not the spec", resized(rl("cpu", "3"), rl("cpu", "1"), true)},
+	}
+	cases = append(cases, more...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var want, got requestsResult

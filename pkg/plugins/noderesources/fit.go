@@ -77,7 +77,7 @@ type preFilterState struct {
 func (s *preFilterState) Clone() framework.StateData { return s }
 
 func computePodResourceRequest(pod *v1.Pod) *preFilterState {
-	req, _, _ := framework.PodRequests(pod)
+	req, _, _ := framework.PodSpecRequests(pod)
 	return requestOf(req)
 }
 
@@ -100,7 +100,12 @@ func (f *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.
 
 // requestOf is the pod's PreFilter state, remembered for the last pod.
 func (f *Fit) requestOf(pi *framework.PodInfo) *preFilterState {
-	return f.request.get(pi.Pod, func(*v1.Pod) *preFilterState { return requestOf(pi.Requests) })
+	return f.request.get(pi.Pod, func(pod *v1.Pod) *preFilterState {
+		if framework.StatusResourcesMatter(pod) {
+			return computePodResourceRequest(pod) // the PodInfo counts the status
+		}
+		return requestOf(pi.Requests)
+	})
 }
 
 // PreFilterExtensions implements framework.PreFilterPlugin.

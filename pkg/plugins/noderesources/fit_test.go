@@ -110,6 +110,9 @@ func TestFitScore(t *testing.T) {
 			want: map[string]int64{"idle": 25, "busy": 75}},
 		{name: "a pod without requests is scored with 100m cpu and 200Mi memory", pod: st.MakePod().Name("z").Container(nil).Obj(),
 			want: map[string]int64{"idle": 97, "busy": 47}},
+		{name: "pod-level requests are not scored, only the containers' (kube-scheduler's scorer has PodLevelResources off)",
+			pod:  st.MakePod().Name("pl").Req(rl{v1.ResourceCPU: "1", v1.ResourceMemory: "2Gi"}).PodRequests(rl{v1.ResourceCPU: "3", v1.ResourceMemory: "6Gi"}).Obj(),
+			want: map[string]int64{"idle": 75, "busy": 25}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -115,6 +115,9 @@ func (r *resourceAllocationScorer) podRequests(pod *v1.Pod) []int64 {
 // podRequestsOf is podRequests from what the PodInfo derived already.
 func (r *resourceAllocationScorer) podRequestsOf(pi *framework.PodInfo) []int64 {
 	return r.memo.get(pi.Pod, func(pod *v1.Pod) []int64 {
+		if !r.useRequested && (resourcehelper.IsPodLevelRequestsSet(pod) || framework.StatusResourcesMatter(pod)) {
+			return r.computePodRequests(pod) // the PodInfo counts the pod level and the status
+		}
 		out := make([]int64, len(r.names))
 		for i, name := range r.names {
 			switch {
@@ -139,9 +142,16 @@ func (r *resourceAllocationScorer) podRequestsOf(pi *framework.PodInfo) []int64 
 }
 
 func (r *resourceAllocationScorer) computePodRequests(pod *v1.Pod) []int64 {
-	opts := resourcehelper.PodResourcesOptions{}
+	// BalancedAllocation's scorer counts the status's resources as the
+	// PodInfo does; NodeResourcesFit's does not.
+	opts := resourcehelper.PodResourcesOptions{UseStatusResources: r.useRequested, InPlacePodLevelResourcesVerticalScalingEnabled: r.useRequested}
 	if !r.useRequested {
+		// NodeResourcesFit scores the pod by its containers alone, pod-level
+		// resources skipped: kube-scheduler v1.37.2 never sets its scorer's
+		// enablePodLevelResources (NewFit sets only the Fit's own), while
+		// BalancedAllocation's scorer has it on.
 		opts.NonMissingContainerRequests = nonZeroDefaults
+		opts.SkipPodLevelResources = true
 	}
 	reqs := resourcehelper.PodRequests(pod, opts)
 	out := make([]int64, len(r.names))
