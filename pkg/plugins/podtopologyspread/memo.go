@@ -208,7 +208,7 @@ func shapeKey(pod *v1.Pod, cs []constraint) string {
 		b.WriteString("|")
 		b.WriteString(c.TopologyKey)
 		b.WriteString(";")
-		b.WriteString(c.Selector.String())
+		b.WriteString(helper.SelectorKey(c.Selector))
 		b.WriteString(";")
 		b.WriteString(string(c.NodeAffinityPolicy))
 		b.WriteString(";")

@@ -138,12 +138,11 @@ func parseConstraints(in []v1.TopologySpreadConstraint, podLabels map[string]str
 				reqs = append(reqs, *r)
 			}
 		}
-		if len(reqs) > 0 {
-			merged := labels.NewSelector().Add(reqs...)
-			if rs, ok := sel.Requirements(); ok {
-				merged = merged.Add(rs...)
-			}
-			sel = merged
+		// A constraint without labelSelector selects nothing, and still
+		// does with matchLabelKeys (labels.Nothing has no requirements to
+		// merge with, and kube-scheduler keeps it as it is).
+		if rs, selectable := sel.Requirements(); len(reqs) > 0 && selectable {
+			sel = labels.NewSelector().Add(reqs...).Add(rs...)
 		}
 		tc := constraint{
 			MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey, Selector: sel, MinDomains: 1,
@@ -225,8 +224,13 @@ func DefaultSelector(pod *v1.Pod, l framework.Listers) labels.Selector {
 }
 
 // countMatching counts the pods in ns that match sel, terminating pods
-// excluded. Allocation-free.
+// excluded. An empty selector (`labelSelector: {}`) counts no pod, as
+// kube-scheduler's countPodsMatchSelector, although it matches every pod
+// elsewhere (the incoming pod's own match). Allocation-free.
 func countMatching(pods []*framework.PodInfo, sel labels.Selector, ns string) int {
+	if sel.Empty() {
+		return 0
+	}
 	n := 0
 	for _, pi := range pods {
 		p := pi.Pod

@@ -143,6 +143,30 @@ func TestFilter(t *testing.T) {
 			want: map[string]string{"a1": "", "a2": "", "b1": ""},
 		},
 		{
+			name:  "an empty labelSelector counts no existing pod, though it matches the pod itself",
+			nodes: fourNodes[:3],
+			pods:  []*v1.Pod{web("w1", "a1"), web("w2", "a1")},
+			pod: func() *v1.Pod {
+				p := st.MakePod().Name("p").Label("app", "web").SpreadConstraint(1, zone, v1.DoNotSchedule, "web")
+				p.LastSpreadConstraint().LabelSelector = &metav1.LabelSelector{}
+				return p.Obj()
+			}(),
+			want: map[string]string{"a1": "", "a2": "", "b1": ""},
+		},
+		{
+			name:  "a constraint without labelSelector selects nothing, even with matchLabelKeys",
+			nodes: fourNodes[:3],
+			pods: []*v1.Pod{st.MakePod().Name("w1").Label("rev", "2").Node("a1").Obj(),
+				st.MakePod().Name("w2").Label("rev", "2").Node("a1").Obj()},
+			pod: func() *v1.Pod {
+				p := st.MakePod().Name("p").Label("rev", "2").SpreadConstraint(1, zone, v1.DoNotSchedule, "web")
+				p.LastSpreadConstraint().LabelSelector = nil
+				p.LastSpreadConstraint().MatchLabelKeys = []string{"rev"}
+				return p.Obj()
+			}(),
+			want: map[string]string{"a1": "", "a2": "", "b1": ""},
+		},
+		{
 			name:  "ScheduleAnyway constraints filter nothing",
 			nodes: fourNodes,
 			pods:  []*v1.Pod{web("w1", "a1"), web("w2", "a1")},
