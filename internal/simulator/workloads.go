@@ -221,6 +221,7 @@ func (e *expander) replicas(kind string, gvk schema.GroupVersionKind, m *metav1.
 
 func (e *expander) add(p *v1.Pod, wl int, source string) {
 	k := podKey(p)
+	mergeAffinityLabelKeys(p)
 	e.own(p)
 	e.c.Pods = append(e.c.Pods, p)
 	e.c.Sources[k] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
@@ -321,6 +322,7 @@ func (e *expander) statefulSet(s *appsv1.StatefulSet, source string) {
 		}
 		e.c.Sources[podKey(p)] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
 		e.c.WorkloadOf[podKey(p)] = wl
+		mergeAffinityLabelKeys(p)
 		e.own(p)
 		if len(waiting) == 0 {
 			e.c.Ordered = append(e.c.Ordered, &OrderedSet{Workload: wl, After: prev})

@@ -245,6 +245,42 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "a created pod's affinity terms get its matchLabelKeys and mismatchLabelKeys merged, as kube-apiserver admits it; a Pod in the input keeps its selector",
+			objects: func() []runtime.Object {
+				term := st.AffinityTerm(v1.LabelHostname, "web")
+				term.MatchLabelKeys = []string{appsv1.DefaultDeploymentUniqueLabelKey, "absent"}
+				term.MismatchLabelKeys = []string{"app"}
+				return []runtime.Object{node("n1"),
+					st.MakeDeployment("web", 1, st.MakePod().Label("app", "web").PreferredPodAntiAffinity(10, term)),
+					st.MakePod().Name("bare").Label("app", "web").Label(appsv1.DefaultDeploymentUniqueLabelKey, "h").PodAntiAffinity(term).Obj()}
+			}(),
+			check: func(t *testing.T, c *Cluster) {
+				pods := podsOf(c, "Deployment default/web")
+				if len(pods) != 1 {
+					t.Fatalf("%d pods, want 1", len(pods))
+				}
+				p := pods[0]
+				hash := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+				want := []metav1.LabelSelectorRequirement{
+					{Key: appsv1.DefaultDeploymentUniqueLabelKey, Operator: metav1.LabelSelectorOpIn, Values: []string{hash}},
+					{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"web"}},
+				}
+				got := p.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.LabelSelector.MatchExpressions
+				if !slices.EqualFunc(got, want, func(a, b metav1.LabelSelectorRequirement) bool {
+					return a.Key == b.Key && a.Operator == b.Operator && slices.Equal(a.Values, b.Values)
+				}) {
+					t.Errorf("created pod's selector expressions %v, want %v", got, want)
+				}
+				for _, b := range c.Pods {
+					if b.Name == "bare" {
+						if got := b.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchExpressions; len(got) != 0 {
+							t.Errorf("a Pod of the input got expressions %v, want its selector as given", got)
+						}
+					}
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

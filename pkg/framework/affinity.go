@@ -6,7 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -110,11 +109,11 @@ func (pi *PodInfo) parseAffinity() {
 }
 
 // NewAffinityTerm parses a term of owner's. matchLabelKeys and
-// mismatchLabelKeys are merged into the selector with the owner's label
-// values, as kube-apiserver does when it admits the pod (doing it again on
-// a pod the API server already merged adds the same requirement twice,
-// which selects the same pods). A selector that does not parse selects
-// nothing, and the error is returned.
+// mismatchLabelKeys are not read: kube-apiserver merges them into the
+// selector when it admits the pod, and kube-scheduler reads the selector
+// alone (merging them again would pin a label value the pod may have
+// changed since). A selector that does not parse selects nothing, and the
+// error is returned.
 func NewAffinityTerm(owner *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, error) {
 	t := AffinityTerm{TopologyKey: term.TopologyKey, Selector: labels.Nothing(), NamespaceSelector: labels.Nothing()}
 	if len(term.Namespaces) == 0 && term.NamespaceSelector == nil {
@@ -125,26 +124,6 @@ func NewAffinityTerm(owner *v1.Pod, term *v1.PodAffinityTerm) (AffinityTerm, err
 	sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
 	if err != nil {
 		return t, fmt.Errorf("labelSelector: %w", err)
-	}
-	if term.LabelSelector != nil {
-		for _, k := range term.MatchLabelKeys {
-			if v, ok := owner.Labels[k]; ok {
-				r, err := labels.NewRequirement(k, selection.In, []string{v})
-				if err != nil {
-					return t, fmt.Errorf("matchLabelKeys: %w", err)
-				}
-				sel = sel.Add(*r)
-			}
-		}
-		for _, k := range term.MismatchLabelKeys {
-			if v, ok := owner.Labels[k]; ok {
-				r, err := labels.NewRequirement(k, selection.NotIn, []string{v})
-				if err != nil {
-					return t, fmt.Errorf("mismatchLabelKeys: %w", err)
-				}
-				sel = sel.Add(*r)
-			}
-		}
 	}
 	nsSel, err := metav1.LabelSelectorAsSelector(term.NamespaceSelector)
 	if err != nil {
