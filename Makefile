@@ -77,8 +77,8 @@ bench:
 
 ## conformance: compare explain with upstream's answers (scenarios copied in testdata).
 conformance: build
-	bash ../shared/conformance/compare.sh -s internal/simulator/testdata/conformance 'bin/kubesched explain -f {} -o json'
-	bash ../shared/conformance/compare.sh -s internal/simulator/testdata/conformance-storage 'bin/kubesched explain -f {} -o json'
+	bash ../shared/conformance/compare.sh -s internal/simulator/testdata/conformance -s internal/simulator/testdata/conformance-storage \
+		-s internal/simulator/testdata/conformance-dra -s internal/simulator/testdata/conformance-edge 'bin/kubesched explain -f {} -o json'
 
 ## example: simulate the bundled example.
 example:

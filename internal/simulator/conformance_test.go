@@ -65,14 +65,19 @@ func explainFile(t *testing.T, path string) *ExplainReport {
 // and the best nodes: all three levels of ../shared/conformance/compare.sh.
 func TestExplainAgreesWithUpstream(t *testing.T) {
 	registry := plugins.NewInTreeRegistry()
-	// The first 50 scenarios, 30 with storage objects (issue 9) and 20
-	// with dynamic resource allocation (issue 12).
-	files, err := filepath.Glob("testdata/conformance/*.yaml")
-	storage, err2 := filepath.Glob("testdata/conformance-storage/*.yaml")
-	dra, err3 := filepath.Glob("testdata/conformance-dra/*.yaml")
-	files = append(append(files, storage...), dra...)
-	if err != nil || err2 != nil || err3 != nil || len(files) < 100 {
-		t.Fatalf("want 100 scenarios, found %d: %v %v %v", len(files), err, err2, err3)
+	// The first 50 scenarios, 30 with storage objects, 20 with dynamic
+	// resource allocation and 30 of API corner cases (empty and missing
+	// selectors, pod-level resources, image volumes, matchLabelKeys, ...).
+	var files []string
+	for _, set := range []string{"conformance", "conformance-storage", "conformance-dra", "conformance-edge"} {
+		found, err := filepath.Glob("testdata/" + set + "/*.yaml")
+		if err != nil || len(found) == 0 {
+			t.Fatalf("no scenarios in testdata/%s: %v", set, err)
+		}
+		files = append(files, found...)
+	}
+	if len(files) < 130 {
+		t.Fatalf("want 130 scenarios, found %d", len(files))
 	}
 	var checked, scores int
 	for _, f := range files {
