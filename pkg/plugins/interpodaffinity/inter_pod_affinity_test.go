@@ -249,3 +249,42 @@ func TestFilterAndScoreDoNotAllocate(t *testing.T) {
 		t.Errorf("Filter+Score allocate %v times per node, want 0", allocs)
 	}
 }
+
+// The plugin keeps per-node counts across cycles, keyed by the terms.
+// Selectors that print alike ("" for both labels.Nothing and
+// labels.Everything) must not share them: a pod placed after another
+// gets the verdicts a fresh plugin gives it.
+func TestMemosKeepSelectorsThatPrintAlikeApart(t *testing.T) {
+	noSelector := func(t v1.PodAffinityTerm) v1.PodAffinityTerm { t.LabelSelector = nil; return t }
+	emptySelector := func(t v1.PodAffinityTerm) v1.PodAffinityTerm { t.LabelSelector = &metav1.LabelSelector{}; return t }
+	allNamespaces := func(t v1.PodAffinityTerm) v1.PodAffinityTerm {
+		t.NamespaceSelector = &metav1.LabelSelector{}
+		return t
+	}
+	web := st.AffinityTerm(zone, "web", "default")
+	tests := []struct {
+		name          string
+		existing      *v1.Pod
+		first, second v1.PodAffinityTerm
+	}{
+		{name: "anti-affinity without labelSelector after one with an empty labelSelector",
+			existing: st.MakePod().Name("w").Label("app", "web").Node("n1").Obj(), first: emptySelector(web), second: noSelector(web)},
+		{name: "anti-affinity with an empty labelSelector after one without",
+			existing: st.MakePod().Name("w").Label("app", "web").Node("n1").Obj(), first: noSelector(web), second: emptySelector(web)},
+		{name: "anti-affinity in the listed namespaces after the same term with namespaceSelector {}",
+			existing: st.MakePod().Name("w").Namespace("other").Label("app", "web").Node("n1").Obj(), first: allNamespaces(web), second: web},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nis := st.NodeInfos(nodes(), []*v1.Pod{tt.existing})
+			objs := []interface{}{namespace("default", nil), namespace("other", nil)}
+			second := st.MakePod().Name("second").PodAntiAffinity(tt.second).Obj()
+			want := st.RunFilterAll(newPlugin(t, nil, nis, objs...), second, nis...)
+			pl := newPlugin(t, nil, nis, objs...)
+			st.RunFilterAll(pl, st.MakePod().Name("first").PodAntiAffinity(tt.first).Obj(), nis...)
+			if diff := cmp.Diff(want, st.RunFilterAll(pl, second, nis...)); diff != "" {
+				t.Errorf("the second pod's verdicts after the first's (-fresh plugin,+same plugin):\n%s", diff)
+			}
+		})
+	}
+}
