@@ -189,7 +189,7 @@ func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []Insuffici
 	var out []InsufficientResource
 	a, r := &ni.Allocatable, &ni.Requested
 	if n := int64(len(ni.Pods)); n+1 > a.AllowedPodNumber {
-		out = append(out, InsufficientResource{ResourceName: v1.ResourcePods, Reason: ReasonTooManyPods, Requested: 1, Used: n, Capacity: a.AllowedPodNumber, Unresolvable: a.AllowedPodNumber < 1})
+		out = append(out, InsufficientResource{ResourceName: v1.ResourcePods, Reason: ReasonTooManyPods, Requested: 1, Used: n, Capacity: a.AllowedPodNumber}) // never unresolvable, as upstream
 	}
 	if s.MilliCPU == 0 && s.Memory == 0 && s.EphemeralStorage == 0 && len(s.scalars) == 0 {
 		return out

@@ -51,6 +51,8 @@ func TestFitFilter(t *testing.T) {
 			want: framework.NewStatus(framework.UnschedulableAndUnresolvable, "Insufficient ephemeral-storage")},
 		{name: "a full pod count is Too many pods, even for a pod that requests nothing", pod: st.MakePod().Name("p").Obj(), existing: []*v1.Pod{full}, podsCap: "1",
 			want: framework.NewStatus(framework.Unschedulable, "Too many pods")},
+		{name: "a node that allows no pod at all is Too many pods, still resolvable (preemption may try it)", pod: st.MakePod().Name("p").Obj(), podsCap: "0",
+			want: framework.NewStatus(framework.Unschedulable, "Too many pods")},
 		{name: "a pod that requests nothing fits a node whose cpu is taken", pod: st.MakePod().Name("p").Container(nil).Obj(),
 			existing: []*v1.Pod{st.MakePod().Name("big").Node("n").Req(rl{v1.ResourceCPU: "4"}).Obj()}},
 	}
