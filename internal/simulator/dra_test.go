@@ -243,3 +243,44 @@ func TestADeviceWithBindingConditionsIsAttachedInSimulation(t *testing.T) {
 		t.Errorf("BindingConditionsPending events %q, want one for node a", pending)
 	}
 }
+
+// TestExplainTakesAPodAsItIs: explain answers what kube-scheduler would
+// answer now. A pod whose claim from a template the resourceclaim
+// controller has not created yet waits ("ResourceClaim not created yet"),
+// and the report says why; a claim the controller made is allocated.
+func TestExplainTakesAPodAsItIs(t *testing.T) {
+	tests := []struct {
+		name       string
+		pod        *v1.Pod
+		wantReason string
+		wantNotes  int
+	}{
+		{name: "a template's claim not created yet makes every node wait for it",
+			pod:        st.MakePod().Name("waiting").Namespace("ml").UID("waiting").ClaimFromTemplate("gpu", "one-gpu", "").Obj(),
+			wantReason: `pod "ml/waiting": ResourceClaim not created yet`, wantNotes: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load([]string{"../../examples/dra.yaml"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := w.Explain(context.Background(), tt.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range rep.Nodes {
+				if n.Feasible || n.Plugin != "DynamicResources" || len(n.Reasons) != 1 || n.Reasons[0] != tt.wantReason {
+					t.Errorf("%s: feasible=%v plugin=%q %v, want rejected by DynamicResources with %q", n.Name, n.Feasible, n.Plugin, n.Reasons, tt.wantReason)
+				}
+			}
+			if len(rep.Notes) != tt.wantNotes {
+				t.Errorf("notes %q, want %d", rep.Notes, tt.wantNotes)
+			}
+		})
+	}
+}

@@ -42,6 +42,9 @@ type ExplainReport struct {
 	// LastAttempt is the simulated attempt whose state this explains
 	// (simulate --explain).
 	LastAttempt *LastAttempt `json:"lastAttempt,omitempty"`
+	// Notes say where the answer depends on what a controller has not
+	// done yet.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // FindPendingPod picks the pod to explain: the one annotated
@@ -87,11 +90,31 @@ func PodByName(c *Cluster, key string) (*v1.Pod, error) {
 	return nil, fmt.Errorf("no pod %s in the cluster files", key)
 }
 
-// Explain evaluates pod on every node of the world (which must not contain
-// pod itself as a pending pod in its queue; it is only evaluated).
+// Explain evaluates pod, as it is, on every node of the world (which must
+// not contain pod itself as a pending pod in its queue; it is only
+// evaluated): what kube-scheduler would answer now. A claim from a
+// template that the resourceclaim controller has not created yet makes
+// kube-scheduler wait ("ResourceClaim not created yet"); the report says
+// so in its notes.
 func (w *World) Explain(ctx context.Context, pod *v1.Pod) (*ExplainReport, error) {
-	// A claim from a template is generated as the controller would when
-	// the pod is created (on a copy: the pod is only evaluated).
+	var notes []string
+	for _, pc := range pod.Spec.ResourceClaims {
+		if pc.ResourceClaimTemplateName != nil && !claimGenerated(pod, pc.Name) {
+			notes = append(notes, fmt.Sprintf("The pod's claim %q (ResourceClaimTemplate %s) is not created yet: kube-scheduler waits for the resourceclaim controller to create it; simulate creates it as the controller would.",
+				pc.Name, *pc.ResourceClaimTemplateName))
+		}
+	}
+	r, err := w.explain(ctx, pod)
+	if r != nil {
+		r.Notes = notes
+	}
+	return r, err
+}
+
+// ExplainNew evaluates pod as a pod just created: the claims it makes from
+// templates are generated first, as the resourceclaim controller would
+// (on a copy: the pod is only evaluated).
+func (w *World) ExplainNew(ctx context.Context, pod *v1.Pod) (*ExplainReport, error) {
 	if needsClaims(pod) {
 		pod = pod.DeepCopy()
 		if err := w.generateClaims(pod); err != nil {
@@ -99,6 +122,10 @@ func (w *World) Explain(ctx context.Context, pod *v1.Pod) (*ExplainReport, error
 		}
 		w.Store.Flush()
 	}
+	return w.explain(ctx, pod)
+}
+
+func (w *World) explain(ctx context.Context, pod *v1.Pod) (*ExplainReport, error) {
 	ex, err := w.Scheduler.Explain(ctx, pod)
 	if err != nil {
 		return nil, err
@@ -159,6 +186,9 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 	}
 	if p := r.Preemption; p != nil {
 		fmt.Fprintf(out, "Preemption would make room on %s by evicting %s.\n", p.Node, strings.Join(p.Victims, ", "))
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintln(out, "Note:", n)
 	}
 	fmt.Fprintln(out)
 	var plugins []string

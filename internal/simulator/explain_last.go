@@ -86,7 +86,7 @@ func (w *World) explainSeen(ctx context.Context, s *seen) (*ExplainReport, error
 	if err != nil {
 		return nil, err
 	}
-	return ew.Explain(ctx, s.pod)
+	return ew.ExplainNew(ctx, s.pod)
 }
 
 func (w *World) createdAt(key string) bool {
