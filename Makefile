@@ -5,7 +5,7 @@ PKGS := ./...
 # Where the integration tests keep etcd, kube-apiserver and kubesched builds.
 INTEGRATION_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubesched-integration
 
-.PHONY: all build test test-unit fuzz soak test-integration integration-binaries vet fmt-check bench bench-real conformance example clean
+.PHONY: all build test test-unit fuzz fuzz-differential soak test-integration integration-binaries vet fmt-check bench bench-real conformance example clean
 
 all: build
 
@@ -53,6 +53,16 @@ soak: integration-binaries
 	cd test/integration && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) KUBESCHED_SOAK_PODS=$(SOAK_PODS) KUBESCHED_SOAK_ROUNDS=$(SOAK_ROUNDS) \
 		$(GO) test -count=1 -run '^TestChaosSoak$$' -timeout 60m -v ./ > $(INTEGRATION_CACHE)/soak.log 2>&1; rc=$$?; \
 		grep -E 'chaos_test|^(---|ok|FAIL|PASS)' $(INTEGRATION_CACHE)/soak.log; echo "full log: $(INTEGRATION_CACHE)/soak.log"; exit $$rc
+
+## fuzz-differential: the differential fuzzer (test/integration/difffuzz):
+## kubesched's per-node decisions against upstream's framework in process,
+## for DIFF_FUZZTIME from DIFF_SEED; prints each divergence shrunk to a
+## scenario, the summary and the coverage report.
+DIFF_FUZZTIME ?= 30m
+DIFF_SEED ?= 1
+fuzz-differential:
+	cd test/integration && KUBESCHED_DIFFFUZZ_DURATION=$(DIFF_FUZZTIME) KUBESCHED_DIFFFUZZ_SEED=$(DIFF_SEED) KUBESCHED_DIFFFUZZ_COVERAGE=1 \
+		$(GO) test -count=1 -run '^TestDifferential$$' -timeout 0 -v ./difffuzz
 
 vet:
 	$(GO) vet $(PKGS)
