@@ -1,6 +1,7 @@
 package difffuzz
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -85,7 +86,7 @@ func Diff(want, got *Answer) []string {
 			if w.Plugin != g.Plugin {
 				add("node %s: rejected by upstream's %s %q, kubesched's %s %q", name, w.Plugin, w.Reasons, g.Plugin, g.Reasons)
 			} else if !slices.Equal(sortedCopy(w.Reasons), sortedCopy(g.Reasons)) {
-				add("node %s: %s reasons upstream %q, kubesched %q", name, w.Plugin, w.Reasons, g.Reasons)
+				add("node %s: %s reasons upstream %q, kubesched %q", name, cmp.Or(w.Plugin, "PreFilter"), w.Reasons, g.Reasons)
 			}
 			continue
 		}

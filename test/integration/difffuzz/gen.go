@@ -3,6 +3,7 @@ package difffuzz
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,6 +35,9 @@ func NewGenerator(seed uint64) *Generator {
 	return &Generator{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), Rejections: map[string]int{}, Coverage: NewCoverage()}
 }
 
+// index matches list indices in field paths, to group rejections.
+var index = regexp.MustCompile(`\[[0-9]+\]`)
+
 // maxTries bounds the redraws of one object.
 const maxTries = 50
 
@@ -47,7 +51,7 @@ func (g *Generator) admit(draw func() runtime.Object) runtime.Object {
 			return o
 		}
 		g.Rejected++
-		g.Rejections[errs[0].Field+": "+string(errs[0].Type)]++
+		g.Rejections[index.ReplaceAllString(errs[0].Field, "[]")+": "+string(errs[0].Type)]++
 	}
 	return nil
 }
@@ -204,10 +208,10 @@ func (g *Generator) DrawPod(assigned bool) *v1.Pod {
 	return p
 }
 
-// hugest is, rarely, the largest memory quantity the API accepts (7Ei;
+// hugest is, rarely (1%), the largest memory quantity the API accepts (7Ei;
 // up to 2^63-1 bytes), else 8Pi, whose milli-value still fits an int64.
 func hugest(g *Generator) string {
-	if g.chance(0.03) {
+	if g.chance(0.01) {
 		return "7Ei"
 	}
 	return "8Pi"

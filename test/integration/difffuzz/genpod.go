@@ -34,9 +34,11 @@ func (g *Generator) drawPod(name string, assigned bool) *v1.Pod {
 	}
 	if g.chance(0.15) {
 		s.HostNetwork = true
-		if g.chance(0.3) {
-			s.HostUsers = ptr.To(false)
-		}
+	}
+	if g.chance(0.1) {
+		// A user namespace; with hostNetwork the pod needs the node's
+		// declared feature UserNamespacesHostNetwork.
+		s.HostUsers = ptr.To(false)
 	}
 	s.Priority = ptr.To(pick(g, int32(0), 0, 100, 1000, -5))
 	if assigned {
