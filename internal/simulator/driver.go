@@ -106,6 +106,8 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 	if err := store.SetClaims(claims, addListed); err != nil {
 		return nil, err
 	}
+	// The store plays the PV controller on the listers' volumes.
+	store.SetVolumes(listers, addListed)
 	for _, o := range c.Ordered {
 		cp := *o
 		w.ordered = append(w.ordered, &cp)

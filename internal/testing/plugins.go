@@ -4,7 +4,9 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -82,6 +84,29 @@ type FakeHandle struct {
 	Claims framework.ClaimWriter
 	// Recorder receives events (nil: EventRecorder returns nil).
 	Recorder events.EventRecorder
+	// Clk is what Clock returns (nil: the real clock).
+	Clk clock.WithTicker
+	// Gone are the pods (namespace/name) GetPod reports deleted; every
+	// other pod exists.
+	Gone []string
+}
+
+// Clock implements framework.Handle.
+func (h FakeHandle) Clock() clock.WithTicker {
+	if h.Clk == nil {
+		return clock.RealClock{}
+	}
+	return h.Clk
+}
+
+// GetPod implements framework.Handle: the pod exists unless it is in Gone.
+func (h FakeHandle) GetPod(namespace, name string) (*v1.Pod, bool) {
+	for _, k := range h.Gone {
+		if k == namespace+"/"+name {
+			return nil, false
+		}
+	}
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, true
 }
 
 // ProfileName implements framework.Handle.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // Score bounds: every plugin's normalized score lies in [MinNodeScore, MaxNodeScore].
@@ -310,6 +311,9 @@ type Handle interface {
 	GetPod(namespace, name string) (pod *v1.Pod, ok bool)
 	// VolumeWriter writes volume bindings (VolumeBinding's PreBind).
 	VolumeWriter() VolumeWriter
+	// Clock is the scheduler's clock: a plugin that waits (PreBind for a
+	// controller) waits on it, so a simulation or a test steps it.
+	Clock() clock.WithTicker
 	// SharedDRAManager is the scheduler-wide state of device allocation.
 	SharedDRAManager() DRAManager
 	// ClaimWriter writes ResourceClaims (DynamicResources' PreBind); nil
@@ -325,12 +329,14 @@ type Handle interface {
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
 }
 
-// VolumeWriter updates PersistentVolumes and PersistentVolumeClaims: the
-// API in a cluster; a no-op in a simulation, whose storage objects are fixed
-// (VolumeBinding holds the volumes it chose there itself).
+// VolumeWriter updates PersistentVolumes and PersistentVolumeClaims and
+// returns them as written (their new resourceVersion tells a reader when
+// its informer has caught up): the API in a cluster, where the PV
+// controller and the provisioners complete the binding later; in a
+// simulation the store plays the PV controller and completes it at once.
 type VolumeWriter interface {
-	UpdatePersistentVolume(ctx context.Context, pv *v1.PersistentVolume) error
-	UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) error
+	UpdatePersistentVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error)
+	UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error)
 }
 
 // PluginFactory builds a plugin from its (decoded, defaulted) args.

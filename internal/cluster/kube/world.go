@@ -142,15 +142,13 @@ func conditionChanged(pod *v1.Pod, c *v1.PodCondition) bool {
 }
 
 // UpdatePersistentVolume implements framework.VolumeWriter.
-func (w *World) UpdatePersistentVolume(ctx context.Context, pv *v1.PersistentVolume) error {
-	_, err := w.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
-	return err
+func (w *World) UpdatePersistentVolume(ctx context.Context, pv *v1.PersistentVolume) (*v1.PersistentVolume, error) {
+	return w.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
 }
 
 // UpdatePersistentVolumeClaim implements framework.VolumeWriter.
-func (w *World) UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) error {
-	_, err := w.client.CoreV1().PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
-	return err
+func (w *World) UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
+	return w.client.CoreV1().PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
 }
 
 // Evict implements cluster.Evictor as kube-scheduler's preemption does:

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubesched/kubesched/internal/cluster"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 var podsResource = schema.GroupResource{Resource: "pods"}
@@ -56,6 +57,10 @@ type Store struct {
 	claims       map[string]*resourceapi.ResourceClaim
 	claimVersion int64
 	publish      func(obj interface{}) error
+	// The storage objects' listers and publisher (volumes.go).
+	volumeListers framework.Listers
+	publishVolume func(obj interface{}) error
+	volumeVersion int64
 }
 
 var _ cluster.World = &Store{}
@@ -283,15 +288,6 @@ func setCondition(st *v1.PodStatus, c *v1.PodCondition, clk clock.PassiveClock) 
 	nc.LastTransitionTime, nc.LastProbeTime = now, now
 	st.Conditions = append(st.Conditions, nc)
 	return true
-}
-
-// UpdatePersistentVolume implements framework.VolumeWriter: storage objects
-// are fixed in a simulation, so there is nothing to write.
-func (s *Store) UpdatePersistentVolume(context.Context, *v1.PersistentVolume) error { return nil }
-
-// UpdatePersistentVolumeClaim implements framework.VolumeWriter (no-op).
-func (s *Store) UpdatePersistentVolumeClaim(context.Context, *v1.PersistentVolumeClaim) error {
-	return nil
 }
 
 // Eviction is a preemption: who preempted the victim, on which node.

@@ -410,6 +410,9 @@ func (f *Framework) Evict(ctx context.Context, victim, preemptor *v1.Pod) error 
 	return f.opts.World.Evict(ctx, victim, preemptor)
 }
 
+// Clock implements framework.Handle.
+func (f *Framework) Clock() clock.WithTicker { return f.opts.Clock }
+
 // VolumeWriter implements framework.Handle; nil without a world.
 func (f *Framework) VolumeWriter() framework.VolumeWriter {
 	if f.opts.World == nil {
@@ -554,7 +557,8 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		}
 		result = result.Merge(r)
 		if !result.AllNodes() && result.NodeNames.Len() == 0 {
-			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", restrictors)
+			// Named in sorted order, as kube-scheduler lists its set.
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", sets.List(sets.New(restrictors...)))
 			if len(restrictors) == 1 {
 				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", restrictors[0])
 			}

@@ -5,9 +5,9 @@
 // node affinity) or a provisioner whose allowedTopologies admit the node.
 // Static PVs chosen for a pod are held (Reserve) so that no two claims get
 // the same one, and PreBind writes the choice through the API as upstream
-// does (claimRef on a static PV, the selected node on a claim to provision);
-// the PV controller completes the binding. Upstream's wait for that
-// completion before binding the pod is not done: the kubelet waits for it.
+// does (claimRef on a static PV, the selected node on a claim to provision)
+// and waits, up to bindTimeoutSeconds, until the PV controller (and a
+// provisioner) have completed the binding (bind.go).
 package volumebinding
 
 import (
@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -55,6 +56,8 @@ type VolumeBinding struct {
 	shape helper.FunctionShape
 	// assumed maps a static PV chosen for a claim to that claim's key.
 	assumed map[string]string
+	// bindTimeout bounds PreBind's wait for the PV controller.
+	bindTimeout time.Duration
 }
 
 var (
@@ -67,9 +70,9 @@ var (
 	_ framework.EnqueueExtensions = &VolumeBinding{}
 )
 
-// New builds the plugin. Of VolumeBindingArgs, the scoring shape is used
-// (StorageCapacityScoring, beta and on in v1.37); bindTimeoutSeconds has
-// nothing to act on.
+// New builds the plugin from VolumeBindingArgs: the scoring shape
+// (StorageCapacityScoring, beta and on in v1.37) and bindTimeoutSeconds,
+// how long PreBind waits for the PV controller (600 s by default).
 func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, err := helper.Args[configv1.VolumeBindingArgs](obj)
 	if err != nil {
@@ -80,7 +83,11 @@ func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.P
 		// Shape scores are 0..10; node scores 0..100.
 		shape = append(shape, helper.FunctionShapePoint{Utilization: int64(p.Utilization), Score: int64(p.Score) * (framework.MaxNodeScore / 10)})
 	}
-	return &VolumeBinding{handle: h, assumed: map[string]string{}, shape: shape}, nil
+	timeout := defaultBindTimeout
+	if args.BindTimeoutSeconds != nil {
+		timeout = time.Duration(*args.BindTimeoutSeconds) * time.Second
+	}
+	return &VolumeBinding{handle: h, assumed: map[string]string{}, shape: shape, bindTimeout: timeout}, nil
 }
 
 // Name implements framework.Plugin.
@@ -572,48 +579,6 @@ const (
 	annBindCompleted     = "pv.kubernetes.io/bind-completed"
 	annSelectedNode      = "volume.kubernetes.io/selected-node"
 )
-
-// PreBind writes what Reserve decided, as kube-scheduler does: each static
-// PV gets its claim in spec.claimRef (the PV controller completes the
-// binding), each claim left to a provisioner gets the selected node.
-// In a simulation the writer does nothing: Reserve's hold is the binding.
-func (pl *VolumeBinding) PreBind(ctx context.Context, state *framework.CycleState, _ *v1.Pod, node string) *framework.Status {
-	chosen := chosenOn(state, node)
-	if len(chosen.static) == 0 && len(chosen.provision) == 0 {
-		return nil
-	}
-	w := pl.handle.VolumeWriter()
-	if w == nil {
-		return nil
-	}
-	l := pl.handle.Listers()
-	for name, pvc := range chosen.static {
-		cur, err := l.PersistentVolumes.Get(name)
-		if err != nil {
-			return framework.AsStatus(fmt.Errorf("binding PersistentVolume %q: %w", name, err))
-		}
-		pv := cur.DeepCopy()
-		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: pvc.Namespace, Name: pvc.Name,
-			UID: pvc.UID, ResourceVersion: pvc.ResourceVersion}
-		metav1.SetMetaDataAnnotation(&pv.ObjectMeta, annBoundByController, "yes")
-		if err := w.UpdatePersistentVolume(ctx, pv); err != nil {
-			return framework.AsStatus(fmt.Errorf("binding PersistentVolume %q to claim %s: %w", name, claimKey(pvc), err))
-		}
-	}
-	for _, p := range chosen.provision {
-		pvc := p.claim
-		cur, err := l.PersistentVolumeClaims.PersistentVolumeClaims(pvc.Namespace).Get(pvc.Name)
-		if err != nil {
-			return framework.AsStatus(fmt.Errorf("provisioning claim %s: %w", claimKey(pvc), err))
-		}
-		c := cur.DeepCopy()
-		metav1.SetMetaDataAnnotation(&c.ObjectMeta, annSelectedNode, node)
-		if err := w.UpdatePersistentVolumeClaim(ctx, c); err != nil {
-			return framework.AsStatus(fmt.Errorf("selecting node %s for claim %s: %w", node, claimKey(pvc), err))
-		}
-	}
-	return nil
-}
 
 // EventsToRegister: storage objects and nodes appearing or changing.
 func (*VolumeBinding) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
