@@ -159,12 +159,14 @@ func lowerOrEqualPriority(pod *v1.Pod) func(*v1.Pod) bool {
 // handleAssumedPodDeletion frees what a pod that is being deleted holds
 // while its binding is under way: a pod waiting at Permit is rejected
 // (its binding cycle cleans up); otherwise it is forgotten at once, and
-// its binding, which will fail, finds it gone.
+// its binding, which will fail, finds it gone. A binding cycle that has
+// not reached Bind is cancelled: a PreBind that waits ends at once.
 func (s *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
 	cached, ok := s.Cache.GetPod(pod)
 	if !ok {
 		return
 	}
+	defer s.cancelPreBinding(cached.UID, errPodDeleted)
 	if !s.rejectWaitingPod(cached, "deleted") {
 		if err := s.Cache.ForgetPod(cached); err != nil {
 			s.logger.Error(err, "Forgetting a deleted assumed pod", "pod", klog.KObj(cached))

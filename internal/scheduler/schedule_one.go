@@ -103,10 +103,9 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 	// A binding in flight finishes even when scheduling stops (shutdown):
 	// its context does not inherit the cancellation.
 	bindCtx := context.WithoutCancel(ctx)
-	bind := func() {
+	finish := func(st *framework.Status) {
 		defer s.bindings.Done()
 		defer metrics.Goroutines.WithLabelValues(metrics.Binding).Dec()
-		st := s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle)
 		s.recordAttempt(fwk, st, start)
 		if s.observer != nil {
 			s.observer(Attempt{Pod: pod, Attempts: pInfo.Attempts, Node: result.SuggestedHost, Status: st})
@@ -122,16 +121,22 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		}
 	}
 	if s.syncBinding {
-		bind()
+		finish(s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle))
 		return
 	}
-	if fwk.HasPermitPlugins() {
-		// A binding cycle may wait on Permit for long (a gang waiting for
-		// its members): it must not hold one of the pool's few workers.
-		go bind()
-		return
-	}
-	s.binders.submit(bind)
+	// WaitOnPermit and PreBind may wait for minutes (a gang's members, the
+	// PV controller, a device's binding conditions): they run on the
+	// binding cycle's own goroutine, as all of upstream's binding cycle
+	// does, and only Bind, the API call, waits its turn in the pool.
+	go func() {
+		if st := s.preBindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle); !st.IsSuccess() {
+			finish(st)
+			return
+		}
+		s.binders.submit(func() {
+			finish(s.bindStage(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle))
+		})
+	}()
 }
 
 // pluginMetricsSamplePercent is upstream's share of cycles whose plugins
@@ -279,33 +284,50 @@ func (s *Scheduler) forget(ctx context.Context, assumed *v1.Pod) {
 	}
 }
 
-// bindingCycle runs in its own goroutine; it returns the outcome.
-func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) (result *framework.Status) {
+// bindingCycle runs the whole binding cycle at once; it returns the
+// outcome.
+func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) *framework.Status {
+	if st := s.preBindingCycle(ctx, state, fwk, res, assumed, pInfo, cycle); !st.IsSuccess() {
+		return st
+	}
+	return s.bindStage(ctx, state, fwk, res, assumed, pInfo, cycle)
+}
+
+// preBindingCycle is the binding cycle up to Bind: WaitOnPermit, then
+// PreBind. Both may wait; the pod's deletion cancels them (cancelPreBind).
+// A failure is handled here and returned.
+func (s *Scheduler) preBindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) (result *framework.Status) {
 	host := res.SuggestedHost
-	bound := false
-	defer func() {
-		if r := recover(); r != nil {
-			st := framework.AsStatus(fmt.Errorf("binding cycle panicked: %v", r))
-			if bound {
-				// Only PostBind is left after Bind: the pod is bound, and
-				// forgetting or requeueing it would bind it twice.
-				klog.FromContext(ctx).Error(st.AsError(), "PostBind failed")
-				return
-			}
-			result = s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
-		}
-	}()
+	defer s.recoverBindingCycle(ctx, state, fwk, assumed, host, pInfo, cycle, &result, nil)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.addPreBinding(assumed.UID, cancel)
 	if st := fwk.WaitOnPermit(ctx, assumed); !st.IsSuccess() {
+		s.removePreBinding(assumed.UID)
 		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, rejectionOnNode(pInfo.Pod, host, st), cycle)
 	}
 	start := s.clock.Now()
 	st := fwk.RunPreBindPlugins(ctx, state, assumed, host)
 	s.observe(fwk, "PreBind", st, start)
-	if !st.IsSuccess() {
-		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
+	// Out of the map, the pod can no longer be cancelled: a cancellation
+	// that came first fails the cycle even if PreBind finished.
+	s.removePreBinding(assumed.UID)
+	if st.IsSuccess() && ctx.Err() != nil {
+		st = framework.AsStatus(context.Cause(ctx))
 	}
-	start = s.clock.Now()
-	st = fwk.RunBindPlugins(ctx, state, assumed, host)
+	if !st.IsSuccess() {
+		return s.handleBindingCycleError(context.WithoutCancel(ctx), state, fwk, assumed, host, pInfo, st, cycle)
+	}
+	return nil
+}
+
+// bindStage is the binding cycle from Bind on: Bind, then PostBind.
+func (s *Scheduler) bindStage(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) (result *framework.Status) {
+	host := res.SuggestedHost
+	bound := false
+	defer s.recoverBindingCycle(ctx, state, fwk, assumed, host, pInfo, cycle, &result, &bound)
+	start := s.clock.Now()
+	st := fwk.RunBindPlugins(ctx, state, assumed, host)
 	s.observe(fwk, "Bind", st, start)
 	if !st.IsSuccess() {
 		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
@@ -317,6 +339,24 @@ func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleStat
 	}
 	fwk.RunPostBindPlugins(ctx, state, assumed, host)
 	return nil
+}
+
+// recoverBindingCycle turns a panic in a binding cycle into an Error
+// status. Deferred directly, so that recover sees the panic.
+func (s *Scheduler) recoverBindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, assumed *v1.Pod, host string, pInfo *framework.QueuedPodInfo, cycle int64, result **framework.Status, bound *bool) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	s.removePreBinding(assumed.UID)
+	st := framework.AsStatus(fmt.Errorf("binding cycle panicked: %v", r))
+	if bound != nil && *bound {
+		// Only PostBind is left after Bind: the pod is bound, and
+		// forgetting or requeueing it would bind it twice.
+		klog.FromContext(ctx).Error(st.AsError(), "PostBind failed")
+		return
+	}
+	*result = s.handleBindingCycleError(context.WithoutCancel(ctx), state, fwk, assumed, host, pInfo, st, cycle)
 }
 
 // handleBindingCycleError undoes the reservation and the assumption, then

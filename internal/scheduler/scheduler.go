@@ -85,8 +85,10 @@ type Scheduler struct {
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).
 	syncBinding bool
 	observer    func(Attempt)
-	// binders run the binding cycles.
+	// binders run the binding cycles' Bind.
 	binders binderPool
+	// preBinding holds the cancel of each binding cycle before Bind.
+	preBinding preBindings
 }
 
 type options struct {

@@ -1,0 +1,4 @@
+package scheduler
+
+// MaxConcurrentBindings is the binding pool's size, for the tests.
+const MaxConcurrentBindings = maxConcurrentBindings
