@@ -115,6 +115,9 @@ var (
 	// DRABindingConditionsWaitDuration are recorded by DynamicResources.
 	DRABindingConditionsAllocationsTotal = pluginmetrics.DRABindingConditionsAllocationsTotal
 	DRABindingConditionsWaitDuration     = pluginmetrics.DRABindingConditionsWaitDuration
+	// ResourceClaimCreatesTotal counts the special claims DynamicResources
+	// creates for extended resources backed by DRA.
+	ResourceClaimCreatesTotal = pluginmetrics.ResourceClaimCreatesTotal
 
 	// PodsScheduledAfterFlush counts pods that were scheduled after the
 	// unschedulable flush, not a cluster event, brought them back: each
@@ -143,7 +146,7 @@ var (
 	all = []metrics.Registerable{Goroutines, ScheduleAttempts, SchedulingAttemptDuration, PendingPods, QueueIncomingPods,
 		FrameworkExtensionPointDuration, PluginExecutionDuration, PodSchedulingAttempts, PodSchedulingSLIDuration, PreemptionAttempts,
 		PreemptionVictims, PreemptionGoroutinesDuration, PreemptionGoroutinesExecutionTotal, PodsScheduledAfterFlush,
-		DRABindingConditionsAllocationsTotal, DRABindingConditionsWaitDuration}
+		DRABindingConditionsAllocationsTotal, DRABindingConditionsWaitDuration, ResourceClaimCreatesTotal}
 	once sync.Once
 )
 

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 
+	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/structured"
@@ -44,6 +45,20 @@ type DRAManager interface {
 	// Features are the allocator's features (the DRA feature gates), and
 	// whether Filter's allocation is bounded by filterTimeout.
 	Features() (f structured.Features, filterTimeout bool)
+
+	// Extended resources backed by DRA (DRAExtendedResource):
+
+	// DeviceClassFor is the DeviceClass that provides an extended resource
+	// (its spec.extendedResourceName, or the implicit
+	// deviceclass.resource.kubernetes.io/<class>), nil when none does:
+	// kube-scheduler's DeviceClassResolver. Shared: do not modify it.
+	DeviceClassFor(name v1.ResourceName) *resourceapi.DeviceClass
+	// ListClaims lists every known claim (the scheduler's own writes
+	// included), in no particular order. Shared: do not modify them.
+	ListClaims() ([]*resourceapi.ResourceClaim, error)
+	// AssumeCreatedClaim records a claim the scheduler has just created
+	// (and written), whether or not the informer has seen it yet.
+	AssumeCreatedClaim(claim *resourceapi.ResourceClaim)
 }
 
 // ClaimWriter writes ResourceClaims: the API in a cluster, the in-memory
@@ -61,6 +76,16 @@ type ClaimWriter interface {
 	// status.reservedFor (a strategic merge patch, as kube-scheduler's
 	// Unreserve).
 	RemoveClaimReservation(ctx context.Context, claim *resourceapi.ResourceClaim, podUID types.UID) error
+	// CreateResourceClaim creates a claim (the special claim of a pod's
+	// extended resources backed by DRA, named from its generateName).
+	CreateResourceClaim(ctx context.Context, claim *resourceapi.ResourceClaim) (*resourceapi.ResourceClaim, error)
+	// DeleteResourceClaim deletes a claim; NotFound (apierrors) when it
+	// is gone already.
+	DeleteResourceClaim(ctx context.Context, namespace, name string) error
+	// PatchPodExtendedResourceClaimStatus sets the pod's
+	// status.extendedResourceClaimStatus (a patch of the status, as
+	// kube-scheduler's PatchPodStatus).
+	PatchPodExtendedResourceClaimStatus(ctx context.Context, pod *v1.Pod, status *v1.PodExtendedResourceClaimStatus) error
 }
 
 // NodeDetailer is a plugin that can say what a feasible node would give

@@ -50,8 +50,9 @@ func StaticListers(objs ...interface{}) (Listers, error) {
 }
 
 // IndexedListers is StaticListers with a function that adds an object
-// later (a simulation's timeline creating Services or controllers);
-// objects of other types are ignored.
+// later (a simulation's timeline creating Services or controllers), or
+// removes one given as a DeletedObject; objects of other types are
+// ignored.
 func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, error) {
 	namespaced := func() cache.Indexer {
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -61,6 +62,10 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 		idx[k] = namespaced()
 	}
 	add := func(o interface{}) error {
+		deleted := false
+		if d, ok := o.(DeletedObject); ok {
+			o, deleted = d.Obj, true
+		}
 		var k string
 		switch o.(type) {
 		case *v1.Namespace:
@@ -100,6 +105,9 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 		default:
 			return nil
 		}
+		if deleted {
+			return idx[k].Delete(o)
+		}
 		return idx[k].Add(o)
 	}
 	for _, o := range objs {
@@ -127,6 +135,10 @@ func IndexedListers(objs ...interface{}) (Listers, func(obj interface{}) error, 
 		DeviceTaintRules:       resourcelisters.NewDeviceTaintRuleLister(idx["dtr"]),
 	}, add, nil
 }
+
+// DeletedObject given to IndexedListers' add function removes the object
+// from its lister (a simulation deleting a ResourceClaim).
+type DeletedObject struct{ Obj interface{} }
 
 // EmptyListers returns listers that hold nothing.
 func EmptyListers() Listers {

@@ -164,8 +164,10 @@ func (s *Store) RemoveClaimReservation(_ context.Context, c *resourceapi.Resourc
 // controller does in a cluster: the pod leaves the reservedFor of its
 // claims, and a claim nobody uses any more is deallocated (its devices
 // free for the next pod). A claim generated for the pod is deallocated
-// too, not deleted.
+// too, not deleted; the special claim of its extended resources backed by
+// DRA is deleted, as the garbage collector would.
 func (s *Store) releaseClaimsLocked(pod *v1.Pod) {
+	s.deleteExtendedClaimLocked(pod)
 	if len(pod.Spec.ResourceClaims) == 0 || len(s.claims) == 0 {
 		return
 	}

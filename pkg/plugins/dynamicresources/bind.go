@@ -36,12 +36,20 @@ func (pl *DynamicResources) Reserve(_ context.Context, cs *framework.CycleState,
 	allocations, ok := s.nodeAllocations[nodeName]
 	s.mu.Unlock()
 	if !ok || len(allocations) == 0 {
+		if s.onlyExtendedToAllocate() {
+			return nil // the node's device plugins provide the resources
+		}
 		return framework.AsStatus(errors.New("claim allocation not found for node"))
 	}
 	next := 0
 	for i, claim := range s.claims {
 		if claim.Status.Allocation != nil {
 			continue
+		}
+		if s.isExtendedIndex(i) {
+			if ne := s.nodeExtendedOf(nodeName); ne != nil {
+				claim = ne.claim // the node's variant, with its requests
+			}
 		}
 		if next >= len(allocations) {
 			return framework.AsStatus(fmt.Errorf("internal error, have %d allocations for more claims", len(allocations)))
@@ -68,7 +76,11 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, cs *framework.CycleSt
 	if err != nil || len(s.claims) == 0 {
 		return
 	}
-	for _, claim := range s.claims {
+	defer pl.unreserveExtended(ctx, s, pod)
+	for i, claim := range s.claims {
+		if s.isExtendedIndex(i) {
+			continue
+		}
 		if pl.manager.RemoveClaimPendingAllocation(claim.UID) {
 			pl.manager.AssumedClaimRestore(claim.Namespace, claim.Name)
 		}
@@ -100,6 +112,16 @@ func (pl *DynamicResources) PreBind(ctx context.Context, cs *framework.CycleStat
 	var written []*resourceapi.ResourceClaim
 	for i, claim := range s.claims {
 		if resourceclaim.IsReservedForPod(pod, claim, false) {
+			continue
+		}
+		if s.isExtendedIndex(i) {
+			ok, err := pl.bindExtended(ctx, w, s, pod, nodeName)
+			if ok {
+				pl.manager.RemoveClaimPendingAllocation(s.ext.initialUID)
+			}
+			if err != nil {
+				return framework.AsStatus(err)
+			}
 			continue
 		}
 		updated, err := pl.bindClaim(ctx, w, claim, s.allocations[i], pod)
@@ -303,6 +325,12 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 	w := pl.h.ClaimWriter()
 	for _, i := range idx {
 		claim := s.claims[i]
+		if s.isExtendedIndex(i) {
+			if !isSpecial(claim) {
+				break
+			}
+			continue
+		}
 		rf := claim.Status.ReservedFor
 		if len(rf) == 0 || (len(rf) == 1 && rf[0].UID == pod.UID) {
 			if w == nil {
@@ -317,6 +345,9 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 			}
 			return nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
 		}
+	}
+	if st, done := pl.postFilterExtended(ctx, s); done {
+		return nil, st
 	}
 	return nil, framework.NewStatus(framework.Unschedulable)
 }

@@ -9,8 +9,9 @@
 // held in flight so no other pod gets its devices (Reserve) until PreBind
 // writes it, with the pod in status.reservedFor, to the claim.
 //
-// Not built yet (kube-scheduler v1.37 has them): extended resources backed
-// by DRA (DRAExtendedResource) and the pod-group (gang) paths.
+// Extended resources backed by DRA (DRAExtendedResource) get a special
+// claim (extended.go). Not built yet (kube-scheduler v1.37 has them): the
+// pod-group (gang) paths.
 package dynamicresources
 
 import (
@@ -157,6 +158,10 @@ type stateData struct {
 	// nodeAllocations are Filter's allocations per node, in the order of
 	// the claims to allocate.
 	nodeAllocations map[string][]resourceapi.AllocationResult
+
+	// ext is the special claim of the pod's extended resources backed by
+	// DRA, the last of claims (nil: none; extended.go).
+	ext *extendedState
 }
 
 // Clone implements framework.StateData: the state is shared.
@@ -231,12 +236,18 @@ func (pl *DynamicResources) PreEnqueue(_ context.Context, pod *v1.Pod) *framewor
 func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
 	s := &stateData{}
 	cs.Write(stateKey, s)
-	if len(pod.Spec.ResourceClaims) == 0 {
-		return nil, framework.NewStatus(framework.Skip)
-	}
 	var claims []*resourceapi.ResourceClaim
 	if err := pl.forEachPodClaim(pod, func(c *resourceapi.ResourceClaim) { claims = append(claims, c) }); err != nil {
 		return nil, unschedulable(err.Error())
+	}
+	extClaim, ext, st := pl.preFilterExtended(cs, pod)
+	if st != nil {
+		return nil, st
+	}
+	if extClaim != nil {
+		ext.index = len(claims)
+		claims = append(claims, extClaim)
+		s.ext = ext
 	}
 	if len(claims) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
@@ -263,6 +274,9 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		if pl.manager.GetPendingAllocation(claim.UID) != nil {
 			return nil, unschedulable(fmt.Sprintf("resource claim %s is in the process of being allocated", claimName(claim)))
 		}
+		if s.ext != nil && i == s.ext.index {
+			continue // no requests yet, or a former attempt's (Filter)
+		}
 		for _, r := range claim.Spec.Devices.Requests {
 			switch {
 			case r.Exactly != nil:
@@ -282,6 +296,9 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 	}
 	if len(toAllocate) > 0 {
 		m, isManager := pl.manager.(*Manager)
+		// The special claim's requests differ per node: no allocation
+		// cache for it.
+		isManager = isManager && s.ext == nil
 		var sliceGen uint64
 		if isManager {
 			sliceGen = m.SliceGen()
@@ -344,6 +361,16 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 	if len(s.claims) == 0 {
 		return nil
 	}
+	var nodeExt *nodeExtended
+	if s.ext != nil {
+		var st *framework.Status
+		if nodeExt, st = pl.filterExtended(s, pod, ni); st != nil {
+			return st
+		}
+		if nodeExt == nil && s.ext.index == 0 {
+			return nil // the node's device plugins provide the resources
+		}
+	}
 	node := ni.Node()
 	var unavailable []int
 	for i, claim := range s.claims {
@@ -367,6 +394,9 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 	var allocations []resourceapi.AllocationResult
 	if s.allocating {
 		toAllocate := s.toAllocate
+		if nodeExt != nil {
+			toAllocate = withNodeClaim(toAllocate, s.claims[s.ext.index], nodeExt.claim)
+		}
 		var result []resourceapi.AllocationResult
 		cached := false
 		if s.cache != nil {
@@ -422,6 +452,9 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		return unschedulable(ErrReasonNotAvailable)
 	}
 	s.nodeAllocations[node.Name] = allocations
+	if nodeExt != nil {
+		s.ext.nodes[node.Name] = nodeExt
+	}
 	return nil
 }
 
@@ -503,7 +536,10 @@ func (pl *DynamicResources) Score(_ context.Context, cs *framework.CycleState, _
 	}
 	var score int64
 	next := 0
-	for _, claim := range s.claims {
+	for i, claim := range s.claims {
+		if s.ext != nil && i == s.ext.index {
+			break // its requests have no firstAvailable
+		}
 		allocation := claim.Status.Allocation
 		if allocation == nil {
 			if next >= len(allocations) {
@@ -536,10 +572,14 @@ func (*DynamicResources) NormalizeScore(_ context.Context, _ *framework.CycleSta
 }
 
 // AppendPodSignature implements framework.EquivalencePlugin: for a pod
-// without claims Filter passes and Score is 0 on every node; a pod with
-// claims is not cached (an allocation depends on more than the node).
-func (*DynamicResources) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
-	return b, len(pi.Pod.Spec.ResourceClaims) == 0
+// without claims (nor extended resources a DeviceClass provides) Filter
+// passes and Score is 0 on every node; another pod is not cached (an
+// allocation depends on more than the node).
+func (pl *DynamicResources) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
+	if len(pi.Pod.Spec.ResourceClaims) != 0 {
+		return b, false
+	}
+	return b, pl.manager == nil || !pl.hasMappedExtendedResource(&pi.Requests)
 }
 
 // claimName is namespace/name, as klog.KObj prints it in upstream's messages.
@@ -558,10 +598,17 @@ func (pl *DynamicResources) NodeDetails(cs *framework.CycleState, nodeName strin
 	}
 	s.mu.Lock()
 	allocations := s.nodeAllocations[nodeName]
+	var nodeExt *nodeExtended
+	if s.ext != nil {
+		nodeExt = s.ext.nodes[nodeName]
+	}
 	s.mu.Unlock()
 	var out []string
 	next := 0
-	for _, c := range s.claims {
+	for i, c := range s.claims {
+		if s.ext != nil && i == s.ext.index && nodeExt != nil {
+			c = nodeExt.claim
+		}
 		a := c.Status.Allocation
 		if a == nil {
 			if next >= len(allocations) {

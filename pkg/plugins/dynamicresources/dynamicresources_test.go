@@ -175,6 +175,8 @@ type recorder struct {
 	// afterStatus, if set, changes what a status update stores (a
 	// driver's device status).
 	afterStatus func(c *resourceapi.ResourceClaim)
+	// podStatus is the last extendedResourceClaimStatus patched.
+	podStatus *v1.PodExtendedResourceClaimStatus
 }
 
 func newRecorder(objs ...interface{}) *recorder {

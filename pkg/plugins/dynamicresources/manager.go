@@ -64,6 +64,10 @@ type Manager struct {
 	patched    []*resourceapi.ResourceSlice
 	patchedOK  bool
 	patchedGen uint64
+
+	// classes maps extended resources to the DeviceClasses that provide
+	// them (extended_classes.go).
+	classes extendedClasses
 }
 
 var _ framework.DRAManager = &Manager{}

@@ -28,13 +28,14 @@ var (
 
 // NewBalancedAllocation builds the plugin from
 // *configv1.NodeResourcesBalancedAllocationArgs (nil: cpu and memory).
-func NewBalancedAllocation(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.Plugin, error) {
+func NewBalancedAllocation(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, err := helper.Args[configv1.NodeResourcesBalancedAllocationArgs](obj)
 	if err != nil {
 		return nil, err
 	}
 	s := resourceAllocationScorer{strategy: balanced, resources: args.Resources, useRequested: true, memo: &podMemo[[]int64]{}}
 	s.initNames()
+	s.setDRA(draResolver(h))
 	return &BalancedAllocation{scorer: s}, nil
 }
 
@@ -55,27 +56,37 @@ func (b *BalancedAllocation) PreScore(_ context.Context, state *framework.CycleS
 	if bestEffort {
 		return framework.NewStatus(framework.Skip)
 	}
-	state.Write(balancedPreScoreStateKey, &preScoreState{podRequests: reqs})
+	dra, st := b.scorer.draScoreStateOf(reqs)
+	if st != nil {
+		return st
+	}
+	state.Write(balancedPreScoreStateKey, &preScoreState{podRequests: reqs, dra: dra})
 	return nil
 }
 
 // Score implements framework.ScorePlugin.
 func (b *BalancedAllocation) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	var reqs []int64
+	var dra *draScoreState
 	if s, err := state.Read(balancedPreScoreStateKey); err == nil {
-		reqs = s.(*preScoreState).podRequests
+		reqs, dra = s.(*preScoreState).podRequests, s.(*preScoreState).dra
 	} else {
 		reqs = b.scorer.podRequests(pod)
 	}
-	return b.scorer.score(ni, reqs), nil
+	return b.scorer.score(ni, reqs, dra), nil
 }
 
 // ScoreExtensions implements framework.ScorePlugin.
 func (*BalancedAllocation) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // AppendPodSignature implements framework.EquivalencePlugin: Score (and
-// PreScore's Skip) read the requests of the balanced resources.
+// PreScore's Skip) read the requests of the balanced resources. A pod
+// asking for a resource a DeviceClass provides is not cached (its score
+// counts devices), as upstream's signature.
 func (b *BalancedAllocation) AppendPodSignature(sig []byte, pi *framework.PodInfo) ([]byte, bool) {
+	if requestsDRABacked(b.scorer.dra, &pi.Requests) {
+		return sig, false
+	}
 	for _, r := range b.scorer.podRequestsOf(pi) {
 		sig = framework.AppendSigInt(sig, r)
 	}

@@ -36,6 +36,8 @@ type Fit struct {
 	scorer                resourceAllocationScorer
 	// request remembers the last pod's request (signature, then PreFilter).
 	request *podMemo[*preFilterState]
+	// dra maps extended resources to DeviceClasses (nil: no DRA).
+	dra framework.DRAManager
 }
 
 var (
@@ -47,7 +49,7 @@ var (
 )
 
 // NewFit builds the plugin from *configv1.NodeResourcesFitArgs (nil: defaults).
-func NewFit(_ context.Context, obj runtime.Object, _ framework.Handle) (framework.Plugin, error) {
+func NewFit(_ context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
 	args, err := helper.Args[configv1.NodeResourcesFitArgs](obj)
 	if err != nil {
 		return nil, err
@@ -56,11 +58,13 @@ func NewFit(_ context.Context, obj runtime.Object, _ framework.Handle) (framewor
 	if err != nil {
 		return nil, err
 	}
+	scorer.setDRA(draResolver(h))
 	return &Fit{
 		ignoredResources:      sets.New(args.IgnoredResources...),
 		ignoredResourceGroups: sets.New(args.IgnoredResourceGroups...),
 		scorer:                scorer,
 		request:               &podMemo[*preFilterState]{},
+		dra:                   draResolver(h),
 	}, nil
 }
 
@@ -72,6 +76,9 @@ func (*Fit) Name() string { return FitName }
 type preFilterState struct {
 	framework.Resource
 	scalars []v1.ResourceName
+	// delegated marks the scalars a DeviceClass provides (nil: none),
+	// left to DynamicResources on nodes without them (dra_extended.go).
+	delegated []bool
 }
 
 func (s *preFilterState) Clone() framework.StateData { return s }
@@ -94,7 +101,7 @@ func requestOf(req framework.Resource) *preFilterState {
 
 // PreFilter takes the pod's request from its PodInfo.
 func (f *Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
-	state.Write(preFilterStateKey, f.requestOf(state.PodInfoOf(pod)))
+	state.Write(preFilterStateKey, f.withDelegation(f.requestOf(state.PodInfoOf(pod))))
 	return nil, nil
 }
 
@@ -171,9 +178,9 @@ func (f *Fit) fits(s *preFilterState, ni *framework.NodeInfo) bool {
 	if s.EphemeralStorage > 0 && s.EphemeralStorage > a.EphemeralStorage-r.EphemeralStorage {
 		return false
 	}
-	for _, name := range s.scalars {
+	for i, name := range s.scalars {
 		q := s.Scalar[name]
-		if q == 0 || f.ignored(name) {
+		if q == 0 || f.ignored(name) || s.leftToDRA(i, a) {
 			continue
 		}
 		if q > a.Scalar[name]-r.Scalar[name] {
@@ -202,8 +209,8 @@ func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []Insuffici
 	check(v1.ResourceCPU, s.MilliCPU, a.MilliCPU, r.MilliCPU)
 	check(v1.ResourceMemory, s.Memory, a.Memory, r.Memory)
 	check(v1.ResourceEphemeralStorage, s.EphemeralStorage, a.EphemeralStorage, r.EphemeralStorage)
-	for _, name := range s.scalars {
-		if f.ignored(name) {
+	for i, name := range s.scalars {
+		if f.ignored(name) || s.leftToDRA(i, a) {
 			continue
 		}
 		check(name, s.Scalar[name], a.Scalar[name], r.Scalar[name])
@@ -213,37 +220,48 @@ func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []Insuffici
 
 type preScoreState struct {
 	podRequests []int64
+	// dra counts the devices behind DRA-backed scored resources (nil: none).
+	dra *draScoreState
 }
 
 func (s *preScoreState) Clone() framework.StateData { return s }
 
 // PreScore computes the pod's request per scored resource.
 func (f *Fit) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
-	state.Write(preScoreStateKey, &preScoreState{podRequests: f.scorer.podRequestsOf(state.PodInfoOf(pod))})
+	reqs := f.scorer.podRequestsOf(state.PodInfoOf(pod))
+	dra, st := f.scorer.draScoreStateOf(reqs)
+	if st != nil {
+		return st
+	}
+	state.Write(preScoreStateKey, &preScoreState{podRequests: reqs, dra: dra})
 	return nil
 }
 
 // Score implements framework.ScorePlugin with the configured strategy.
 func (f *Fit) Score(_ context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	var reqs []int64
+	var dra *draScoreState
 	if s, err := state.Read(preScoreStateKey); err == nil {
-		reqs = s.(*preScoreState).podRequests
+		reqs, dra = s.(*preScoreState).podRequests, s.(*preScoreState).dra
 	} else {
 		reqs = f.scorer.podRequests(pod)
 	}
-	return f.scorer.score(ni, reqs), nil
+	return f.scorer.score(ni, reqs, dra), nil
 }
 
 // ScoreExtensions implements framework.ScorePlugin: scores are already 0..100.
 func (*Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
 
-// EventsToRegister: room freed on a node, a node added or grown, or the
-// pod's own requests scaled down (as upstream with InPlacePodVerticalScaling, GA).
+// EventsToRegister: room freed on a node, a node added or grown, the
+// pod's own requests scaled down (as upstream with InPlacePodVerticalScaling, GA),
+// or a DeviceClass that now provides a resource the pod requests
+// (DRAExtendedResource, GA).
 func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.AssignedPod, ActionType: framework.Delete | framework.UpdatePodScaleDown}, QueueingHintFn: f.afterPodEvent},
 		{Event: framework.ClusterEvent{Resource: framework.TargetPod, ActionType: framework.UpdatePodScaleDown}},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: f.afterNodeEvent},
+		{Event: framework.ClusterEvent{Resource: framework.DeviceClass, ActionType: framework.Add | framework.Update}, QueueingHintFn: f.afterDeviceClassEvent},
 	}, nil
 }
 
@@ -267,7 +285,7 @@ func (f *Fit) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interfac
 	if err != nil || cur == nil {
 		return framework.Queue, err
 	}
-	s := computePodResourceRequest(pod)
+	s := f.withDelegation(computePodResourceRequest(pod))
 	req := s.Resource
 	fitsEmpty := func(n *v1.Node) bool {
 		ni := framework.NewNodeInfo()
@@ -285,8 +303,8 @@ func (f *Fit) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interfac
 		(req.EphemeralStorage > 0 && b.EphemeralStorage > a.EphemeralStorage) || b.AllowedPodNumber > a.AllowedPodNumber {
 		return framework.Queue, nil
 	}
-	for name, q := range req.Scalar {
-		if q > 0 && b.Scalar[name] > a.Scalar[name] {
+	for i, name := range s.scalars {
+		if q := req.Scalar[name]; q > 0 && (b.Scalar[name] > a.Scalar[name] || s.leftToDRA(i, b)) {
 			return framework.Queue, nil
 		}
 	}
@@ -295,9 +313,14 @@ func (f *Fit) afterNodeEvent(_ klog.Logger, pod *v1.Pod, oldObj, newObj interfac
 
 // AppendPodSignature implements framework.EquivalencePlugin: Filter reads
 // the pod's request, Score the requests of the scored resources; both
-// are computed from the pod alone, and read nothing but the NodeInfo.
+// are computed from the pod alone, and read nothing but the NodeInfo. A
+// pod asking for a resource a DeviceClass provides is not cached: that
+// resource's verdict and score depend on the classes, slices and claims.
 func (f *Fit) AppendPodSignature(b []byte, pi *framework.PodInfo) ([]byte, bool) {
 	s := f.requestOf(pi)
+	if requestsDRABacked(f.dra, &s.Resource) {
+		return b, false
+	}
 	b = framework.AppendSigResource(b, &s.Resource, s.scalars)
 	for _, r := range f.scorer.podRequestsOf(pi) {
 		b = framework.AppendSigInt(b, r)

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/dynamic-resource-allocation/cel"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -44,6 +45,19 @@ type resourceAllocationScorer struct {
 	// memo remembers the last pod's requests: a cycle asks for them in the
 	// equivalence signature and in PreScore.
 	memo *podMemo[[]int64]
+	// dra and celCache count the devices of extended resources backed by
+	// DRA (dra_extended.go); dra is nil without a DRA manager.
+	dra      framework.DRAManager
+	celCache *cel.Cache
+}
+
+// setDRA gives the scorer the DRA manager (nil: none).
+func (r *resourceAllocationScorer) setDRA(dra framework.DRAManager) {
+	if dra == nil {
+		return
+	}
+	r.dra = dra
+	r.celCache = cel.NewCache(10, cel.Features{EnableConsumableCapacity: true})
 }
 
 // podMemo remembers a value computed from the last pod it was asked about
@@ -167,8 +181,10 @@ func (r *resourceAllocationScorer) computePodRequests(pod *v1.Pod) []int64 {
 }
 
 // allocatableAndRequested returns the node's allocatable and what would be
-// requested with the pod; (0, 0) bypasses a resource.
-func (r *resourceAllocationScorer) allocatableAndRequested(ni *framework.NodeInfo, name v1.ResourceName, podRequest int64) (int64, int64) {
+// requested with the pod; (0, 0) bypasses a resource. A scalar resource the
+// node does not have in its allocatable counts the devices of the
+// DeviceClass that provides it, if any (dra, for the i-th resource).
+func (r *resourceAllocationScorer) allocatableAndRequested(ni *framework.NodeInfo, name v1.ResourceName, podRequest int64, dra *draScoreState, i int) (int64, int64) {
 	requested := &ni.NonZeroRequested
 	if r.useRequested {
 		requested = &ni.Requested
@@ -184,21 +200,27 @@ func (r *resourceAllocationScorer) allocatableAndRequested(ni *framework.NodeInf
 	if podRequest == 0 && framework.IsScalarResourceName(name) {
 		return 0, 0
 	}
-	if alloc, ok := ni.Allocatable.Scalar[name]; ok {
+	alloc, ok := ni.Allocatable.Scalar[name]
+	if alloc == 0 && dra != nil {
+		if capacity, allocated := dra.totals(ni.Node(), i); capacity > 0 {
+			return capacity, allocated + podRequest
+		}
+	}
+	if ok {
 		return alloc, ni.Requested.Scalar[name] + podRequest
 	}
 	return 0, 0
 }
 
 // score computes the node's score without allocating for up to 8 resources.
-func (r *resourceAllocationScorer) score(ni *framework.NodeInfo, podRequests []int64) int64 {
+func (r *resourceAllocationScorer) score(ni *framework.NodeInfo, podRequests []int64, dra *draScoreState) int64 {
 	var reqBuf, allocBuf [8]int64
 	requested, allocatable := reqBuf[:0], allocBuf[:0]
 	if len(r.names) > len(reqBuf) {
 		requested, allocatable = make([]int64, 0, len(r.names)), make([]int64, 0, len(r.names))
 	}
 	for i, name := range r.names {
-		alloc, req := r.allocatableAndRequested(ni, name, podRequests[i])
+		alloc, req := r.allocatableAndRequested(ni, name, podRequests[i], dra, i)
 		if alloc == 0 {
 			alloc, req = 0, 0
 		}
