@@ -27,7 +27,7 @@ import (
 const draDriver = "gpu.example.com"
 
 func draScenarios() []scenario {
-	return []scenario{bindingConditionsScenario(), {
+	return []scenario{bindingConditionsScenario(), draExtendedScenario(), {
 		name:        "pods with claims and claim templates get their devices; the last device goes to one pod; a deleted pod's device goes to the next",
 		controllers: "resourceclaim-controller",
 		setup: func(t *testing.T, c kubernetes.Interface) {
