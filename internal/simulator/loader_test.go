@@ -58,6 +58,8 @@ spec:
 			want: []string{"document 2", "Pod p", "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests.storage", `"-1Gi": must be greater than or equal to 0`}},
 		{name: "a negative limit in a ReplicaSet's pod template is found", content: goodNode + "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: r}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      initContainers: [{name: i, image: x, resources: {limits: {memory: \"-5\"}}}]\n      containers: [{name: c, image: x}]\n",
 			want: []string{"document 2", "ReplicaSet r", "spec.template.spec.initContainers[0].resources.limits.memory", `"-5"`}},
+		{name: "memory past what an int64 counts in bytes is refused", content: strings.Replace(goodNode, `memory: 8Gi`, `memory: "1e19"`, 1),
+			want: []string{"document 1", "Node n1", "status.capacity.memory", `"1e19": must be at most 9223372036854775807`}},
 		{name: "a pod's overhead too large to count is refused", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: \"1e17\"}\n  containers: [{name: c, image: x}]\n",
 			want: []string{"document 2", "Pod p", "spec.overhead.cpu", `"1e17": must be at most`}},
 		{name: "a bad quantity outranks an unknown field in the same object", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelecter: {a: b}\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"-1\"}}}]\n",
@@ -321,6 +323,20 @@ func TestASharedSpecsNodeNameReadsAsTheFullDecodeWouldReadIt(t *testing.T) {
 			}
 			if got := c.Pods[1].Spec.NodeName; got != tt.want {
 				t.Errorf("nodeName %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadTakesTheLargestQuantitiesTheAPIServerTakes(t *testing.T) {
+	tests := []struct{ name, content string }{
+		{"a node with 7Ei of memory", strings.Replace(goodNode, `memory: 8Gi`, `memory: 7Ei`, 1)},
+		{"a pod requesting 7Ei of memory", goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {memory: 7Ei}}}]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Load([]string{write(t, "c.yaml", tt.content)}); err != nil {
+				t.Errorf("Load: %v, want it taken as kube-apiserver takes it", err)
 			}
 		})
 	}

@@ -11,8 +11,22 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// maxQuantity is the largest quantity whose milli-value fits an int64.
-var maxQuantity = resource.NewQuantity(math.MaxInt64/1000, resource.DecimalSI)
+// The largest quantities the scheduler can count: cpu in milli-units,
+// every other resource in units, each in an int64. The API server takes
+// any non-negative quantity; kube-scheduler counts up to the same bounds
+// (memory up to 8Ei is valid and counted).
+var (
+	maxMilliQuantity = resource.NewQuantity(math.MaxInt64/1000, resource.DecimalSI)
+	maxQuantity      = resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
+)
+
+// maxFor is the largest quantity of a resource the scheduler can count.
+func maxFor(name v1.ResourceName) *resource.Quantity {
+	if name == v1.ResourceCPU {
+		return maxMilliQuantity
+	}
+	return maxQuantity
+}
 
 // quantityMaps are the JSON names of the v1.ResourceList fields of the
 // kinds the loader reads, the lists hasBadQuantity walks in the typed
@@ -59,8 +73,8 @@ func checkQuantities(v interface{}, path string) (string, string) {
 					// The scheduler counts cpu in milli-units in an int64;
 					// a larger value would wrap around (found by fuzzing: a
 					// node of 1e16 cpus counted as a negative allocatable).
-					if q.Cmp(*maxQuantity) > 0 {
-						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be at most %s", s, maxQuantity.String())
+					if max := maxFor(v1.ResourceName(n)); q.Cmp(*max) > 0 {
+						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be at most %s", s, max.String())
 					}
 				}
 				continue
@@ -80,9 +94,9 @@ func checkQuantities(v interface{}, path string) (string, string) {
 }
 
 // badQuantity reports a quantity the API server would refuse or the
-// scheduler could not count: negative, or past maxQuantity.
-func badQuantity(q *resource.Quantity) bool {
-	return q.Sign() < 0 || q.Cmp(*maxQuantity) > 0
+// scheduler could not count: negative, or past maxFor(name).
+func badQuantity(name v1.ResourceName, q *resource.Quantity) bool {
+	return q.Sign() < 0 || q.Cmp(*maxFor(name)) > 0
 }
 
 // hasBadQuantity reports whether any resource list of a decoded object
@@ -149,8 +163,8 @@ func holdsLocked(t reflect.Type) bool {
 func walkBad(v reflect.Value) bool {
 	t := v.Type()
 	if t == resourceListType {
-		for _, q := range v.Interface().(v1.ResourceList) {
-			if badQuantity(&q) {
+		for name, q := range v.Interface().(v1.ResourceList) {
+			if badQuantity(name, &q) {
 				return true
 			}
 		}
