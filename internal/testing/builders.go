@@ -125,6 +125,20 @@ func (p *PodWrapper) HostPort(port int32, protocol v1.Protocol, hostIP string) *
 	return p
 }
 
+// InitHostPort adds an init container claiming a host port: a sidecar
+// (restartPolicy Always) when sidecar is true.
+func (p *PodWrapper) InitHostPort(port int32, protocol v1.Protocol, sidecar bool) *PodWrapper {
+	c := container(len(p.Spec.InitContainers), nil)
+	c.Name = "init-" + c.Name
+	c.Ports = []v1.ContainerPort{{ContainerPort: port, HostPort: port, Protocol: protocol}}
+	if sidecar {
+		always := v1.ContainerRestartPolicyAlways
+		c.RestartPolicy = &always
+	}
+	p.Spec.InitContainers = append(p.Spec.InitContainers, c)
+	return p
+}
+
 // NodeSelector adds a nodeSelector entry.
 func (p *PodWrapper) NodeSelector(k, v string) *PodWrapper {
 	if p.Spec.NodeSelector == nil {

@@ -68,12 +68,18 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	return pi
 }
 
-// HostPortsOf lists the container ports of a pod that claim a host port
-// (init containers included, as upstream does).
+// HostPortsOf lists the container ports of a pod that claim a host port:
+// its containers' and its sidecars' (init containers with restartPolicy
+// Always, which run as long as the pod). A regular init container's ports
+// are not counted: it has exited before the containers start
+// (kube-scheduler's GetHostPorts).
 func HostPortsOf(pod *v1.Pod) []v1.ContainerPort {
 	var out []v1.ContainerPort
-	add := func(cs []v1.Container) {
+	add := func(cs []v1.Container, sidecarsOnly bool) {
 		for i := range cs {
+			if sidecarsOnly && (cs[i].RestartPolicy == nil || *cs[i].RestartPolicy != v1.ContainerRestartPolicyAlways) {
+				continue
+			}
 			for _, p := range cs[i].Ports {
 				if p.HostPort > 0 {
 					out = append(out, p)
@@ -81,8 +87,8 @@ func HostPortsOf(pod *v1.Pod) []v1.ContainerPort {
 			}
 		}
 	}
-	add(pod.Spec.InitContainers)
-	add(pod.Spec.Containers)
+	add(pod.Spec.InitContainers, true)
+	add(pod.Spec.Containers, false)
 	return out
 }
 

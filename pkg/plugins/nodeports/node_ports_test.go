@@ -27,6 +27,14 @@ func TestFilter(t *testing.T) {
 		{name: "different host IPs do not conflict", pod: st.MakePod().Name("p").HostPort(80, v1.ProtocolTCP, "10.0.0.1").Obj(), existing: []*v1.Pod{on(st.MakePod().Name("e").HostPort(80, v1.ProtocolTCP, "10.0.0.2"))}},
 		{name: "0.0.0.0 conflicts with any IP", pod: st.MakePod().Name("p").HostPort(80, v1.ProtocolTCP, "").Obj(),
 			existing: []*v1.Pod{on(st.MakePod().Name("e").HostPort(80, v1.ProtocolTCP, "10.0.0.2"))}, want: framework.NewStatus(framework.Unschedulable, ErrReason)},
+		{name: "a regular init container's host port is not the pod's: it has exited before the containers run", pod: st.MakePod().Name("p").InitHostPort(80, v1.ProtocolTCP, false).Obj(),
+			existing: []*v1.Pod{on(st.MakePod().Name("e").HostPort(80, v1.ProtocolTCP, ""))}},
+		{name: "a regular init container's host port of a pod on the node is free", pod: st.MakePod().Name("p").HostPort(80, v1.ProtocolTCP, "").Obj(),
+			existing: []*v1.Pod{on(st.MakePod().Name("e").InitHostPort(80, v1.ProtocolTCP, false))}},
+		{name: "a sidecar's host port conflicts: it runs as long as the pod", pod: st.MakePod().Name("p").InitHostPort(80, v1.ProtocolTCP, true).Obj(),
+			existing: []*v1.Pod{on(st.MakePod().Name("e").HostPort(80, v1.ProtocolTCP, ""))}, want: framework.NewStatus(framework.Unschedulable, ErrReason)},
+		{name: "a sidecar's host port of a pod on the node is taken", pod: st.MakePod().Name("p").HostPort(80, v1.ProtocolTCP, "").Obj(),
+			existing: []*v1.Pod{on(st.MakePod().Name("e").InitHostPort(80, v1.ProtocolTCP, true))}, want: framework.NewStatus(framework.Unschedulable, ErrReason)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
