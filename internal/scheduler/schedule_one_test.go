@@ -232,6 +232,21 @@ func TestAPodNamingAMissingNodeIsRejectedByNodeName(t *testing.T) {
 	}
 }
 
+func TestPreFilterRestrictionsThatExcludeEachOtherAreNamedInSortedOrder(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.add(t, st.MakeNode().Name("a").Obj(), st.MakeNode().Name("b").Obj())
+	// NodeName (first in the profile) keeps a, NodeAffinity's matchFields b.
+	pod := st.MakePod().Name("p").RequiredNodeAffinityTerm(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+		{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"b"}}}}).Obj()
+	ex, err := e.sched.Explain(context.Background(), withNodeName(pod, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0/2 nodes are available: node(s) didn't satisfy plugin(s) [NodeAffinity NodeName] simultaneously."; !strings.HasPrefix(ex.FitError, want) {
+		t.Errorf("message = %q, want it to start with %q (kube-scheduler lists the plugins as a sorted set)", ex.FitError, want)
+	}
+}
+
 func withNodeName(p *v1.Pod, n string) *v1.Pod { p.Spec.NodeName = n; return p }
 
 func TestNumFeasibleNodesToFind(t *testing.T) {
