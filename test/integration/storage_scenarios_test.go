@@ -17,11 +17,15 @@ import (
 )
 
 // Storage scenarios (issue 9), run against both schedulers like the
-// others. There is no PV controller: kube-scheduler waits in PreBind for
-// it (up to bindTimeoutSeconds) where kubesched binds at once (a listed
-// difference), so a scenario that needs a volume binding compares the
-// decision written on the volume objects, not the pod's binding.
+// others. These run without a PV controller: both schedulers wait in
+// PreBind for it (up to bindTimeoutSeconds), so a scenario that needs a
+// volume binding compares the decision written on the volume objects; the
+// scenarios with the PV controller are volumeBindingScenarios.
 func storageScenarios() []scenario {
+	return append(storageDecisionScenarios(), volumeBindingScenarios()...)
+}
+
+func storageDecisionScenarios() []scenario {
 	ctx := context.Background()
 	must := func(t *testing.T, err error) {
 		t.Helper()

@@ -809,8 +809,12 @@ func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.Cycl
 		if state.RecordPluginMetrics {
 			observePlugin(pl.Name(), "PreBind", st, start)
 		}
-		if !st.IsSuccess() {
+		if st.IsRejected() {
 			return st.WithPlugin(pl.Name())
+		}
+		if !st.IsSuccess() {
+			// Upstream's wording, which the pod's event and condition show.
+			return framework.AsStatus(fmt.Errorf("running PreBind plugin %q: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name())
 		}
 	}
 	return nil
