@@ -159,12 +159,14 @@ func generateClaimName(p *v1.Pod, claim string) string {
 }
 
 // podDevices lists the devices allocated to a pod's claims,
-// "claim/request: driver/pool/device", in the pod's order of claims.
+// "claim/request: driver/pool/device", in the pod's order of claims, then
+// those of the claim made for its extended resources backed by DRA.
 func (w *World) podDevices(p *v1.Pod) []string {
-	if len(p.Spec.ResourceClaims) == 0 {
+	ext := p.Status.ExtendedResourceClaimStatus
+	if len(p.Spec.ResourceClaims) == 0 && ext == nil {
 		return nil
 	}
-	var out []string
+	names := make([]string, 0, len(p.Spec.ResourceClaims)+1)
 	for _, pc := range p.Spec.ResourceClaims {
 		name := ""
 		switch {
@@ -177,6 +179,14 @@ func (w *World) podDevices(p *v1.Pod) []string {
 				}
 			}
 		}
+		names = append(names, name)
+	}
+	// The claim the scheduler made for extended resources backed by DRA.
+	if ext != nil {
+		names = append(names, ext.ResourceClaimName)
+	}
+	var out []string
+	for _, name := range names {
 		c, ok := w.Store.Claim(p.Namespace, name)
 		if !ok || c.Status.Allocation == nil {
 			continue

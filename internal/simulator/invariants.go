@@ -82,6 +82,11 @@ func (w *World) CheckInvariants() []error {
 			errs = append(errs, fmt.Errorf("node %s: ephemeral-storage requested %d > allocatable %d", n, u.EphemeralStorage, alloc.EphemeralStorage))
 		}
 		for name, q := range u.Scalar {
+			if alloc.Scalar[name] == 0 && framework.IsDRAExtendedResourceName(name) {
+				// Backed by DRA: the pod's claim holds the devices
+				// (CheckClaims below).
+				continue
+			}
 			if q > alloc.Scalar[name] {
 				errs = append(errs, fmt.Errorf("node %s: %s requested %d > allocatable %d", n, name, q, alloc.Scalar[name]))
 			}
