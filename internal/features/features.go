@@ -19,6 +19,11 @@ const (
 	// goroutine and the preemptor waits outside activeQ until they are
 	// done. The simulator runs them in the cycle either way.
 	SchedulerAsyncPreemption featuregate.Feature = "SchedulerAsyncPreemption"
+
+	// TaintTolerationComparisonOperators is kube-scheduler's gate of the
+	// same name (alpha in v1.37, off): tolerations with the operators Gt
+	// and Lt compare a taint's value as an integer.
+	TaintTolerationComparisonOperators featuregate.Feature = "TaintTolerationComparisonOperators"
 )
 
 // Dynamic resource allocation: kube-scheduler v1.37.2's gates, with their
@@ -49,8 +54,9 @@ const (
 )
 
 var defaults = map[featuregate.Feature]featuregate.FeatureSpec{
-	EquivalenceCache:         {Default: true, PreRelease: featuregate.Beta},
-	SchedulerAsyncPreemption: {Default: true, PreRelease: featuregate.Beta},
+	EquivalenceCache:                   {Default: true, PreRelease: featuregate.Beta},
+	SchedulerAsyncPreemption:           {Default: true, PreRelease: featuregate.Beta},
+	TaintTolerationComparisonOperators: {Default: false, PreRelease: featuregate.Alpha},
 
 	DynamicResourceAllocation:    {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	DRAAdminAccess:               {Default: true, PreRelease: featuregate.GA, LockToDefault: true},

@@ -107,6 +107,8 @@ type options struct {
 	// asyncPreemption is the SchedulerAsyncPreemption gate;
 	// syncPreemption (WithSynchronousPreemption) overrides it.
 	asyncPreemption, syncPreemption bool
+	// pluginFeatures are the gates the plugins read (Handle.Features).
+	pluginFeatures framework.Features
 	observer                        func(Attempt)
 }
 
@@ -143,6 +145,9 @@ func WithSynchronousBinding() Option { return func(o *options) { o.syncBinding =
 // 1.33): the preemptor is nominated at once and kept out of activeQ by
 // DefaultPreemption's PreEnqueue until its victims' deletions are issued.
 func WithAsyncPreemption(on bool) Option { return func(o *options) { o.asyncPreemption = on } }
+
+// WithPluginFeatures sets the feature gates the plugins read.
+func WithPluginFeatures(f framework.Features) Option { return func(o *options) { o.pluginFeatures = f } }
 
 // WithSynchronousPreemption runs preemption's API calls in the scheduling
 // cycle whatever WithAsyncPreemption says: for the simulator, whose API
@@ -242,6 +247,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 
 			EquivalenceCache: !o.noEquivalenceCache,
 			AsyncPreemption:  o.asyncPreemption && !o.syncPreemption,
+			Features:         o.pluginFeatures,
 		})
 		if err != nil {
 			return nil, err

@@ -84,6 +84,8 @@ type FakeHandle struct {
 	Claims framework.ClaimWriter
 	// Recorder receives events (nil: EventRecorder returns nil).
 	Recorder events.EventRecorder
+	// Gates are what Features returns.
+	Gates framework.Features
 	// Clk is what Clock returns (nil: the real clock).
 	Clk clock.WithTicker
 	// Gone are the pods (namespace/name) GetPod reports deleted; every
@@ -111,6 +113,9 @@ func (h FakeHandle) GetPod(namespace, name string) (*v1.Pod, bool) {
 
 // ProfileName implements framework.Handle.
 func (h FakeHandle) ProfileName() string { return v1.DefaultSchedulerName }
+
+// Features implements framework.Handle.
+func (h FakeHandle) Features() framework.Features { return h.Gates }
 
 // EventRecorder implements framework.Handle.
 func (h FakeHandle) EventRecorder() events.EventRecorder { return h.Recorder }

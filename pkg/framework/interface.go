@@ -303,6 +303,8 @@ type Handle interface {
 	// feature gate, on by default as in kube-scheduler v1.37. A world whose
 	// API calls complete at once (the simulator) runs them in the cycle.
 	AsyncPreemption() bool
+	// Features are the feature gates the plugins read.
+	Features() Features
 	// Activate moves pods waiting in the queue (unschedulable or backing
 	// off) to activeQ; a pod in flight is retried when its attempt ends.
 	Activate(pods ...*v1.Pod)
@@ -347,3 +349,14 @@ type Registry map[string]PluginFactory
 
 // Logger returns the logger of ctx.
 func Logger(ctx context.Context) klog.Logger { return klog.FromContext(ctx) }
+
+// Features are the feature gates that change what a plugin decides (the
+// part of kube-scheduler's feature.Features that kubesched's plugins read
+// from the handle; gates with a scheduler-wide effect are scheduler
+// options). The zero value is v1.37's defaults.
+type Features struct {
+	// TaintTolerationComparisonOperators lets a toleration compare a
+	// taint's value with Gt and Lt (alpha in v1.37, off by default): when
+	// off, such a toleration tolerates nothing, as in kube-scheduler.
+	TaintTolerationComparisonOperators bool
+}

@@ -74,6 +74,8 @@ type Options struct {
 	// AsyncPreemption: preemption's API calls run in the background (the
 	// SchedulerAsyncPreemption feature gate, off in the simulator).
 	AsyncPreemption bool
+	// Features are the feature gates the plugins read (Handle.Features).
+	Features framework.Features
 	// DRAManager is the scheduler-wide state of device allocation, shared
 	// by the profiles.
 	DRAManager framework.DRAManager
@@ -463,6 +465,9 @@ func (f *Framework) ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) err
 
 // AsyncPreemption implements framework.Handle.
 func (f *Framework) AsyncPreemption() bool { return f.opts.AsyncPreemption }
+
+// Features implements framework.Handle.
+func (f *Framework) Features() framework.Features { return f.opts.Features }
 
 // Activate implements framework.Handle.
 func (f *Framework) Activate(pods ...*v1.Pod) {

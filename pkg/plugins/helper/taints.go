@@ -10,12 +10,13 @@ import (
 // NoSchedule and NoExecute taint: what TaintToleration filters on and what
 // nodeTaintsPolicy Honor counts. Unlike component-helpers'
 // FindMatchingUntoleratedTaint it does not copy the taints, so Filter stays
-// allocation-free.
-func ToleratesDoNotScheduleTaints(logger klog.Logger, tolerations []v1.Toleration, taints []v1.Taint) bool {
+// allocation-free. comparison is the TaintTolerationComparisonOperators
+// gate (Gt and Lt tolerations).
+func ToleratesDoNotScheduleTaints(logger klog.Logger, tolerations []v1.Toleration, taints []v1.Taint, comparison bool) bool {
 	for i := range taints {
 		t := &taints[i]
 		if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) &&
-			!v1helper.TolerationsTolerateTaint(logger, tolerations, t, true) {
+			!v1helper.TolerationsTolerateTaint(logger, tolerations, t, comparison) {
 			return false
 		}
 	}

@@ -24,7 +24,11 @@ const (
 )
 
 // NodeUnschedulable is a Filter plugin.
-type NodeUnschedulable struct{}
+type NodeUnschedulable struct {
+	// comparison: Gt and Lt tolerations compare values
+	// (TaintTolerationComparisonOperators).
+	comparison bool
+}
 
 var (
 	_ framework.FilterPlugin      = &NodeUnschedulable{}
@@ -34,8 +38,12 @@ var (
 var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
 
 // New builds the plugin.
-func New(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
-	return &NodeUnschedulable{}, nil
+func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	pl := &NodeUnschedulable{}
+	if h != nil {
+		pl.comparison = h.Features().TaintTolerationComparisonOperators
+	}
+	return pl, nil
 }
 
 // Name implements framework.Plugin.
@@ -43,7 +51,7 @@ func (*NodeUnschedulable) Name() string { return Name }
 
 // Filter rejects a cordoned node unless the pod tolerates
 // node.kubernetes.io/unschedulable:NoSchedule.
-func (*NodeUnschedulable) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+func (pl *NodeUnschedulable) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
 	node := ni.Node()
 	if node == nil {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnknownCondition)
@@ -51,7 +59,7 @@ func (*NodeUnschedulable) Filter(ctx context.Context, _ *framework.CycleState, p
 	if !node.Spec.Unschedulable {
 		return nil
 	}
-	if v1helper.TolerationsTolerateTaint(framework.Logger(ctx), pod.Spec.Tolerations, &unschedulableTaint, true) {
+	if v1helper.TolerationsTolerateTaint(framework.Logger(ctx), pod.Spec.Tolerations, &unschedulableTaint, pl.comparison) {
 		return nil
 	}
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnschedulable)

@@ -45,6 +45,9 @@ type PodTopologySpread struct {
 	defaultConstraints []v1.TopologySpreadConstraint
 	systemDefaulted    bool
 	memos              memos
+	// comparison: Gt and Lt tolerations compare values
+	// (TaintTolerationComparisonOperators), for nodeTaintsPolicy Honor.
+	comparison bool
 }
 
 var (
@@ -62,6 +65,9 @@ func New(_ context.Context, obj runtime.Object, h framework.Handle) (framework.P
 		return nil, err
 	}
 	pl := &PodTopologySpread{handle: h}
+	if h != nil {
+		pl.comparison = h.Features().TaintTolerationComparisonOperators
+	}
 	if args.DefaultingType == configv1.SystemDefaulting {
 		pl.defaultConstraints = systemDefaultConstraints
 		pl.systemDefaulted = true
@@ -83,6 +89,8 @@ type constraint struct {
 	MinDomains         int32
 	NodeAffinityPolicy v1.NodeInclusionPolicy
 	NodeTaintsPolicy   v1.NodeInclusionPolicy
+	// comparison is the plugin's TaintTolerationComparisonOperators.
+	comparison bool
 }
 
 // includes applies the constraint's node inclusion policies: with Honor,
@@ -93,16 +101,16 @@ func (c *constraint) includes(logger klog.Logger, pod *v1.Pod, node *v1.Node, af
 		return false
 	}
 	return c.NodeTaintsPolicy != v1.NodeInclusionPolicyHonor ||
-		helper.ToleratesDoNotScheduleTaints(logger, pod.Spec.Tolerations, node.Spec.Taints)
+		helper.ToleratesDoNotScheduleTaints(logger, pod.Spec.Tolerations, node.Spec.Taints, c.comparison)
 }
 
 // constraintsFor returns the pod's constraints of the given action, or
 // the default ones (with the Service/controller selector) when it has none.
 func (pl *PodTopologySpread) constraintsFor(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
 	if len(pod.Spec.TopologySpreadConstraints) > 0 {
-		return parseConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, action)
+		return pl.parseConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, action)
 	}
-	cs, err := parseConstraints(pl.defaultConstraints, pod.Labels, action)
+	cs, err := pl.parseConstraints(pl.defaultConstraints, pod.Labels, action)
 	if err != nil || len(cs) == 0 {
 		return nil, err
 	}
@@ -116,7 +124,7 @@ func (pl *PodTopologySpread) constraintsFor(pod *v1.Pod, action v1.Unsatisfiable
 	return cs, nil
 }
 
-func parseConstraints(in []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
+func (pl *PodTopologySpread) parseConstraints(in []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]constraint, error) {
 	var out []constraint
 	for i := range in {
 		c := &in[i]
@@ -147,6 +155,7 @@ func parseConstraints(in []v1.TopologySpreadConstraint, podLabels map[string]str
 		tc := constraint{
 			MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey, Selector: sel, MinDomains: 1,
 			NodeAffinityPolicy: v1.NodeInclusionPolicyHonor, NodeTaintsPolicy: v1.NodeInclusionPolicyIgnore,
+			comparison: pl.comparison,
 		}
 		if c.MinDomains != nil {
 			tc.MinDomains = *c.MinDomains

@@ -24,7 +24,11 @@ const ErrReasonNotMatch = "node(s) had untolerated taint(s)"
 const preScoreStateKey framework.StateKey = "PreScore" + Name
 
 // TaintToleration is a Filter and Score plugin.
-type TaintToleration struct{}
+type TaintToleration struct {
+	// comparison: Gt and Lt tolerations compare values
+	// (TaintTolerationComparisonOperators).
+	comparison bool
+}
 
 var (
 	_ framework.FilterPlugin      = &TaintToleration{}
@@ -34,8 +38,12 @@ var (
 )
 
 // New builds the plugin.
-func New(context.Context, runtime.Object, framework.Handle) (framework.Plugin, error) {
-	return &TaintToleration{}, nil
+func New(_ context.Context, _ runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	pl := &TaintToleration{}
+	if h != nil {
+		pl.comparison = h.Features().TaintTolerationComparisonOperators
+	}
+	return pl, nil
 }
 
 // Name implements framework.Plugin.
@@ -43,8 +51,8 @@ func (*TaintToleration) Name() string { return Name }
 
 // Filter rejects a node with a NoSchedule or NoExecute taint that the pod
 // does not tolerate.
-func (*TaintToleration) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
-	if !helper.ToleratesDoNotScheduleTaints(framework.Logger(ctx), pod.Spec.Tolerations, ni.Node().Spec.Taints) {
+func (pl *TaintToleration) Filter(ctx context.Context, _ *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
+	if !helper.ToleratesDoNotScheduleTaints(framework.Logger(ctx), pod.Spec.Tolerations, ni.Node().Spec.Taints, pl.comparison) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNotMatch)
 	}
 	return nil
@@ -69,7 +77,7 @@ func (*TaintToleration) PreScore(_ context.Context, state *framework.CycleState,
 }
 
 // Score counts the PreferNoSchedule taints the pod does not tolerate.
-func (*TaintToleration) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+func (pl *TaintToleration) Score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	s, err := state.Read(preScoreStateKey)
 	if err != nil {
 		return 0, framework.AsStatus(fmt.Errorf("reading %q from cycleState: %w", preScoreStateKey, err))
@@ -82,7 +90,7 @@ func (*TaintToleration) Score(ctx context.Context, state *framework.CycleState, 
 		if taints[i].Effect != v1.TaintEffectPreferNoSchedule {
 			continue
 		}
-		if !v1helper.TolerationsTolerateTaint(logger, tols, &taints[i], true) {
+		if !v1helper.TolerationsTolerateTaint(logger, tols, &taints[i], pl.comparison) {
 			n++
 		}
 	}
@@ -98,25 +106,25 @@ func (*TaintToleration) NormalizeScore(_ context.Context, _ *framework.CycleStat
 }
 
 // EventsToRegister: node taints changed, or the pod's tolerations.
-func (*TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+func (pl *TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: afterNodeEvent},
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: pl.afterNodeEvent},
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}},
 	}, nil
 }
 
 // tolerated: the pod tolerates every NoSchedule/NoExecute taint of node.
-func tolerated(logger klog.Logger, pod *v1.Pod, node *v1.Node) bool {
-	return helper.ToleratesDoNotScheduleTaints(logger, pod.Spec.Tolerations, node.Spec.Taints)
+func (pl *TaintToleration) tolerated(logger klog.Logger, pod *v1.Pod, node *v1.Node) bool {
+	return helper.ToleratesDoNotScheduleTaints(logger, pod.Spec.Tolerations, node.Spec.Taints, pl.comparison)
 }
 
 // afterNodeEvent: a node whose taints the pod now tolerates and did not before.
-func afterNodeEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
+func (pl *TaintToleration) afterNodeEvent(logger klog.Logger, pod *v1.Pod, oldObj, newObj interface{}) (framework.QueueingHint, error) {
 	old, cur, err := helper.As[*v1.Node](oldObj, newObj)
 	if err != nil || cur == nil {
 		return framework.Queue, err
 	}
-	if tolerated(logger, pod, cur) && (old == nil || !tolerated(logger, pod, old)) {
+	if pl.tolerated(logger, pod, cur) && (old == nil || !pl.tolerated(logger, pod, old)) {
 		return framework.Queue, nil
 	}
 	return framework.QueueSkip, nil

@@ -71,3 +71,40 @@ func TestScore(t *testing.T) {
 		})
 	}
 }
+
+// Gt and Lt tolerations (TaintTolerationComparisonOperators, alpha in
+// v1.37 and off by default) compare a taint's value as an integer only
+// with the gate on; off, they tolerate nothing, in Filter and in Score.
+func TestComparisonOperatorsFollowTheirGate(t *testing.T) {
+	tier := func(effect v1.TaintEffect) *v1.Node {
+		return st.MakeNode().Name("n").Taint("tier", "5", effect).Obj()
+	}
+	gt3 := st.MakePod().Name("p").Toleration("tier", v1.TolerationOpGt, "3", "").Obj()
+	tests := []struct {
+		name      string
+		gate      bool
+		wantFit   *framework.Status
+		wantScore int64
+	}{
+		{name: "with the gate off (the default) a Gt toleration tolerates nothing", gate: false,
+			wantFit: framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNotMatch), wantScore: 1},
+		{name: "with the gate on a Gt toleration tolerates a larger value", gate: true, wantFit: nil, wantScore: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pl, _ := New(context.Background(), nil, st.FakeHandle{Gates: framework.Features{TaintTolerationComparisonOperators: tt.gate}})
+			if got := st.RunFilter(pl, gt3, st.NodeInfo(tier(v1.TaintEffectNoSchedule))); !got.Equal(tt.wantFit) {
+				t.Errorf("Filter = %v, want %v", got, tt.wantFit)
+			}
+			state := framework.NewCycleState()
+			sp := pl.(*TaintToleration)
+			ni := st.NodeInfo(tier(v1.TaintEffectPreferNoSchedule))
+			if st := sp.PreScore(context.Background(), state, gt3, nil); !st.IsSuccess() {
+				t.Fatal(st)
+			}
+			if got, _ := sp.Score(context.Background(), state, gt3, ni); got != tt.wantScore {
+				t.Errorf("untolerated PreferNoSchedule taints = %d, want %d", got, tt.wantScore)
+			}
+		})
+	}
+}

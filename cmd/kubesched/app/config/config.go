@@ -10,6 +10,7 @@ import (
 	"github.com/kubesched/kubesched/internal/features"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // Config is what Options produce.
@@ -32,7 +33,10 @@ func (c *Config) SchedulerOptions() []scheduler.Option {
 		scheduler.WithAsyncPreemption(enabled(features.SchedulerAsyncPreemption)),
 	}
 	if c.Features != nil {
-		opts = append(opts, scheduler.WithDRAFeatures(features.DRAFeatures(c.Features)))
+		opts = append(opts, scheduler.WithDRAFeatures(features.DRAFeatures(c.Features)),
+			scheduler.WithPluginFeatures(framework.Features{
+				TaintTolerationComparisonOperators: c.Features.Enabled(features.TaintTolerationComparisonOperators),
+			}))
 	}
 	return opts
 }
