@@ -161,7 +161,9 @@ func (pl *VolumeBinding) PreFilter(_ context.Context, state *framework.CycleStat
 			// Bound only once the PV controller says so: a claim prebound
 			// to a volume (spec.volumeName, no bind-completed) is not yet.
 			s.bound = append(s.bound, pvc)
-		case helper.IsDelayedBinding(l, pvc):
+		case pvc.Spec.VolumeName == "" && helper.IsDelayedBinding(l, pvc):
+			// A prebound claim (volumeName set, not bound yet) is unbound
+			// immediate whatever its class says (upstream's GetPodVolumeClaims).
 			s.delayed = append(s.delayed, pvc)
 		default:
 			immediate = true

@@ -104,6 +104,15 @@ func TestFilter(t *testing.T) {
 			want: map[string]string{"a1": unres + errUnboundImmediate, "b1": unres + errUnboundImmediate},
 		},
 		{
+			// v1.37.2's GetPodVolumeClaims: "Prebound PVCs are treated as
+			// unbound immediate binding", whatever the class's mode.
+			name: "a claim prebound to a volume of a WaitForFirstConsumer class is unbound immediate too",
+			pod:  pod,
+			objs: []interface{}{st.MakePVC("data", "1Gi").Class("local").PreboundTo("pv-a").Obj(), st.StorageClass("local", wffc, ""),
+				st.MakePV("pv-a", "1Gi", "local").Obj()},
+			want: map[string]string{"a1": unres + errUnboundImmediate, "b1": unres + errUnboundImmediate},
+		},
+		{
 			name: "a PV the PV controller has not made Available yet does not match",
 			pod:  pod,
 			objs: []interface{}{st.MakePVC("data", "1Gi").Class("local").Obj(), st.StorageClass("local", wffc, ""),
