@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/dynamic-resource-allocation/resourceclaim"
 	"k8s.io/klog/v2"
@@ -157,8 +156,9 @@ func (pl *DynamicResources) waitForBindingConditions(ctx context.Context, s *sta
 	if rec := pl.h.EventRecorder(); rec != nil {
 		rec.Eventf(pod, nil, v1.EventTypeNormal, "BindingConditionsPending", "Scheduling", "waiting for binding conditions for device on node %s", nodeName)
 	}
-	start := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, bindingConditionsPollInterval, pl.bindingTimeout, true, func(context.Context) (bool, error) {
+	clk := pl.h.Clock()
+	start := clk.Now()
+	ready := func() (bool, error) {
 		for i, c := range s.claims {
 			latest, err := pl.manager.GetClaim(c.Namespace, c.Name)
 			if err != nil {
@@ -177,11 +177,33 @@ func (pl *DynamicResources) waitForBindingConditions(ctx context.Context, s *sta
 			}
 		}
 		return true, nil
-	})
+	}
+	// Checked at once, then every interval until bindingTimeout (wait's
+	// PollUntilContextTimeout, on the scheduler's clock: a test or a
+	// simulation steps it). The pod's deletion cancels ctx.
+	var err error
+	for {
+		var done bool
+		if done, err = ready(); done || err != nil {
+			break
+		}
+		if clk.Since(start) >= pl.bindingTimeout {
+			err = context.DeadlineExceeded
+			break
+		}
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-clk.After(bindingConditionsPollInterval):
+		}
+		if err != nil {
+			break
+		}
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("%w: %w", errDeviceBindingTimeout, err)
 	}
-	pl.recordBindingConditions(s.claims, err, time.Since(start))
+	pl.recordBindingConditions(s.claims, err, clk.Since(start))
 	if err != nil {
 		return framework.AsStatus(err)
 	}

@@ -3,6 +3,8 @@ package dynamicresources
 import (
 	"context"
 	"fmt"
+	testingclock "k8s.io/utils/clock/testing"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -249,6 +251,7 @@ func TestPreBindWaitsForBindingConditions(t *testing.T) {
 	tests := []struct {
 		name       string
 		conditions []metav1.Condition // what the driver set on the device
+		cancel     bool               // the pod is deleted while PreBind waits
 		want       string
 		wantEvents []string
 	}{
@@ -259,10 +262,13 @@ func TestPreBindWaitsForBindingConditions(t *testing.T) {
 			conditions: []metav1.Condition{{Type: "AttachFailed", Status: metav1.ConditionTrue, Reason: "NoPath", Message: "fabric down"}},
 			want:       `device binding failed: claim=c, reason=NoPath, message="fabric down"`,
 			wantEvents: []string{"BindingConditionsPending: waiting for binding conditions for device on node a"}},
-		{name: "a device nobody attaches fails PreBind after bindingTimeout",
-			// The poll's deadline, or the allocation's age, whichever is
-			// seen first on a slow machine.
+		{name: "a device nobody attaches fails PreBind after bindingTimeout, on the scheduler's clock",
+			// The allocation's age is past bindingTimeout at the check
+			// after the 13th step of 5 s (65 s > 1 min).
 			want:       "device binding timeout",
+			wantEvents: []string{"BindingConditionsPending: waiting for binding conditions for device on node a"}},
+		{name: "a wait ends at once when the binding cycle is cancelled (the pod was deleted)", cancel: true,
+			want:       "context canceled",
 			wantEvents: []string{"BindingConditionsPending: waiting for binding conditions for device on node a"}},
 	}
 	for _, tt := range tests {
@@ -283,15 +289,40 @@ func TestPreBindWaitsForBindingConditions(t *testing.T) {
 			}
 			m := NewManager(l)
 			events := &eventLog{}
-			args := &configv1.DynamicResourcesArgs{BindingTimeout: &metav1.Duration{Duration: time.Millisecond}}
-			p, err := New(context.Background(), args, st.FakeHandle{Objects: objs, DRA: m, Claims: w, Recorder: events})
+			args := &configv1.DynamicResourcesArgs{BindingTimeout: &metav1.Duration{Duration: time.Minute}}
+			clk := testingclock.NewFakeClock(time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC))
+			p, err := New(context.Background(), args, st.FakeHandle{Objects: objs, DRA: m, Claims: w, Recorder: events, Clk: clk})
 			if err != nil {
 				t.Fatal(err)
 			}
 			pl := p.(*DynamicResources)
 			pod := st.MakePod().Name("p").UID("p").Claim("gpu", "c").Obj()
 			state, _ := cycle(t, pl, pod, st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil), "a")
-			got := pl.PreBind(context.Background(), state, pod, "a").Message()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan string)
+			go func() { done <- pl.PreBind(ctx, state, pod, "a").Message() }()
+			var got string
+			for steps := 0; ; {
+				select {
+				case got = <-done:
+				default:
+					// PreBind waits on the clock: step it by the poll interval.
+					if clk.HasWaiters() && tt.cancel {
+						cancel()
+					} else if clk.HasWaiters() {
+						clk.Step(bindingConditionsPollInterval)
+						steps++
+					} else {
+						goruntime.Gosched()
+					}
+					if steps > 100 {
+						t.Fatal("PreBind still waits after 100 steps")
+					}
+					continue
+				}
+				break
+			}
 			if got != tt.want && (tt.want == "" || !strings.HasPrefix(got, tt.want+":")) {
 				t.Errorf("PreBind: %q, want %q", got, tt.want)
 			}

@@ -103,6 +103,11 @@ func New(_ context.Context, args runtime.Object, h framework.Handle) (framework.
 		// recent 10 are reused across cycles).
 		celCache: cel.NewCache(10, cel.Features{EnableConsumableCapacity: true}),
 	}
+	if h != nil {
+		if clk := h.Clock(); clk != nil {
+			pl.now = clk.Now
+		}
+	}
 	if a, ok := args.(*configv1.DynamicResourcesArgs); ok && a != nil {
 		if a.FilterTimeout != nil {
 			pl.filterTimeout = a.FilterTimeout.Duration
