@@ -122,7 +122,8 @@ func Validate(obj runtime.Object) field.ErrorList {
 		}
 		return corevalidation.ValidateServiceCreate(&s)
 	}
-	return nil
+	errs, _ := validateExtra(obj)
+	return errs
 }
 
 // pendingOf splits a scenario's objects into the pending pod (annotated

@@ -25,7 +25,8 @@ func NewCoverage() *Coverage { return &Coverage{Paths: map[string]int{}} }
 
 // Record adds an object's field paths, prefixed by its kind.
 func (c *Coverage) Record(o runtime.Object) {
-	kind := "?"
+	kind := strings.TrimPrefix(fmt.Sprintf("%T", o), "*")
+	kind = kind[strings.LastIndex(kind, ".")+1:]
 	switch o.(type) {
 	case *v1.Pod:
 		kind = "Pod"

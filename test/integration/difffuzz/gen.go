@@ -28,6 +28,17 @@ type Generator struct {
 	nodes      []string
 	namespaces []string
 	podSeq     int
+	st         storageState
+	dra        draState
+	classes    []priorityClass
+	workloads  []workload
+	// cur is the cluster being drawn; the objects a pod needs (its
+	// generated claims) join cur.Others. extra and statuses are the last
+	// pod draw's objects and claim statuses.
+	cur      *Scenario
+	others   []runtime.Object
+	extra    []runtime.Object
+	statuses []v1.PodResourceClaimStatus
 }
 
 // NewGenerator returns a generator over math/rand/v2's PCG with this seed.
@@ -96,6 +107,12 @@ func (g *Generator) DrawCluster() *Scenario {
 			s.Nodes = append(s.Nodes, o.(*v1.Node))
 		}
 	}
+	g.cur = s
+	g.others = nil
+	g.others = append(g.others, g.drawStorage()...)
+	g.others = append(g.others, g.drawDRA()...)
+	g.others = append(g.others, g.drawWorkloads()...)
+	s.Others = append(s.Others, g.others...)
 	for i := range g.intn(3) {
 		if o := g.admit(func() runtime.Object { return g.drawService(i) }); o != nil {
 			s.Services = append(s.Services, o.(*v1.Service))
@@ -161,6 +178,9 @@ func (g *Generator) drawNode(name string, i int) *v1.Node {
 	if g.chance(0.3) {
 		alloc[extended] = resource.MustParse(pick(g, "0", "1", "4"))
 	}
+	if g.chance(0.1) {
+		alloc[draExtended] = resource.MustParse(pick(g, "0", "2"))
+	}
 	node.Status.Allocatable = alloc
 	if g.chance(0.8) {
 		node.Status.Capacity = alloc.DeepCopy()
@@ -202,6 +222,20 @@ func (g *Generator) DrawPod(assigned bool) *v1.Pod {
 		return nil
 	}
 	p := o.(*v1.Pod)
+	// The claims' statuses (set by the resource claim controller) and the
+	// objects the pod needs (generated claims, an ephemeral volume's
+	// claim), admitted as the API server stores them.
+	p.Status.ResourceClaimStatuses = g.statuses
+	for _, e := range g.extra {
+		if a, errs := Admit(e); len(errs) == 0 {
+			g.Drawn++
+			g.Coverage.Record(a)
+			g.cur.Others = append(g.cur.Others, a)
+		} else {
+			g.Rejected++
+			g.Rejections[fmt.Sprintf("%T ", e)+index.ReplaceAllString(errs[0].Field, "[]")+": "+string(errs[0].Type)]++
+		}
+	}
 	if assigned && g.chance(0.05) {
 		p.Status.Phase = pick(g, v1.PodSucceeded, v1.PodFailed) // left by the informer
 	}

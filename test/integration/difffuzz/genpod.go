@@ -13,6 +13,8 @@ import (
 // Assigned pods (the cluster's) get spec.nodeName and a simpler spec.
 func (g *Generator) drawPod(name string, assigned bool) *v1.Pod {
 	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pick(g, g.namespaces...), Labels: g.podLabels()}}
+	g.extra, g.statuses = nil, nil
+	g.podWorkload(p)
 	s := &p.Spec
 	for i := range 1 + g.intn(2) {
 		s.Containers = append(s.Containers, g.container(fmt.Sprintf("c%d", i)))
@@ -40,9 +42,12 @@ func (g *Generator) drawPod(name string, assigned bool) *v1.Pod {
 		// declared feature UserNamespacesHostNetwork.
 		s.HostUsers = ptr.To(false)
 	}
-	s.Priority = ptr.To(pick(g, int32(0), 0, 100, 1000, -5))
+	if s.Priority == nil {
+		s.Priority = ptr.To(pick(g, int32(0), 0, 100, 1000, -5))
+	}
 	if assigned {
 		s.NodeName = pick(g, g.nodes...)
+		g.storageAndClaims(p, true)
 		if g.chance(0.3) {
 			s.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{g.podTerm()}}}
 		}
@@ -79,7 +84,37 @@ func (g *Generator) drawPod(name string, assigned bool) *v1.Pod {
 	if g.chance(0.05) {
 		s.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/gate"}}
 	}
+	g.storageAndClaims(p, false)
 	return p
+}
+
+// storageAndClaims adds volumes over the storage objects, resource
+// claims, and a request of the extended resource a DeviceClass provides,
+// when the cluster has them.
+func (g *Generator) storageAndClaims(p *v1.Pod, assigned bool) {
+	if g.st.on && g.chance(pick(g, 0.3, 0.6)) {
+		for range 1 + g.intn(3) {
+			v, extra := g.podVolume(p, len(p.Spec.Volumes), assigned)
+			p.Spec.Volumes = append(p.Spec.Volumes, v)
+			g.extra = append(g.extra, extra...)
+		}
+	}
+	if g.dra.on && g.chance(0.35) {
+		extra, statuses := g.podClaims(p, assigned)
+		g.extra = append(g.extra, extra...)
+		g.statuses = append(g.statuses, statuses...)
+	}
+	if !assigned && g.dra.extended && g.chance(0.2) {
+		q := resource.MustParse(pick(g, "1", "2"))
+		c := &p.Spec.Containers[0]
+		if c.Resources.Requests == nil {
+			c.Resources.Requests = v1.ResourceList{}
+		}
+		if c.Resources.Limits == nil {
+			c.Resources.Limits = v1.ResourceList{}
+		}
+		c.Resources.Requests[draExtended], c.Resources.Limits[draExtended] = q, q
+	}
 }
 
 // podLabels draws labels (none, some, or empty).

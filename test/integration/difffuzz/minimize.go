@@ -99,7 +99,8 @@ func Minimize(c *Case, steps []Step, budget time.Duration) string {
 	return b.String()
 }
 
-// shrinkCluster drops assigned pods, Services, nodes (with their pods)
+// shrinkCluster drops assigned pods, the storage, DRA, scheduling and
+// apps objects, Services, nodes (with their pods)
 // and namespaces one at a time while the case still diverges, then
 // shrinks each remaining node and assigned pod.
 func (s *shrinker) shrinkCluster(c *Case) {
@@ -112,6 +113,9 @@ func (s *shrinker) shrinkCluster(c *Case) {
 	}
 	for i := len(c.Cluster.Pods) - 1; i >= 0; i-- {
 		try(func(sc *Scenario) { sc.Pods = append(sc.Pods[:i], sc.Pods[i+1:]...) })
+	}
+	for i := len(c.Cluster.Others) - 1; i >= 0; i-- {
+		try(func(sc *Scenario) { sc.Others = append(sc.Others[:i], sc.Others[i+1:]...) })
 	}
 	for i := len(c.Cluster.Services) - 1; i >= 0; i-- {
 		try(func(sc *Scenario) { sc.Services = append(sc.Services[:i], sc.Services[i+1:]...) })

@@ -18,9 +18,15 @@ import (
 type Scenario struct {
 	Namespaces []*v1.Namespace
 	Nodes      []*v1.Node
-	Services   []*v1.Service
-	Pods       []*v1.Pod // assigned (spec.nodeName set)
-	Pending    *v1.Pod
+	// Others are the storage, DRA, scheduling and apps objects
+	// (StorageClasses, CSIDrivers, CSINodes, CSIStorageCapacities,
+	// PersistentVolumes, PersistentVolumeClaims, VolumeAttachments,
+	// DeviceClasses, ResourceSlices, ResourceClaims and their templates,
+	// PriorityClasses, ReplicaSets, StatefulSets), after the Nodes.
+	Others   []runtime.Object
+	Services []*v1.Service
+	Pods     []*v1.Pod // assigned (spec.nodeName set)
+	Pending  *v1.Pod
 }
 
 // Clone deep-copies the scenario.
@@ -31,6 +37,9 @@ func (s *Scenario) Clone() *Scenario {
 	}
 	for _, o := range s.Nodes {
 		c.Nodes = append(c.Nodes, o.DeepCopy())
+	}
+	for _, o := range s.Others {
+		c.Others = append(c.Others, o.DeepCopyObject())
 	}
 	for _, o := range s.Services {
 		c.Services = append(c.Services, o.DeepCopy())
@@ -53,6 +62,7 @@ func (s *Scenario) Objects() []runtime.Object {
 	for _, o := range s.Nodes {
 		out = append(out, o)
 	}
+	out = append(out, s.Others...)
 	for _, o := range s.Services {
 		out = append(out, o)
 	}

@@ -130,7 +130,7 @@ func Run(c *Case) ([]Step, error) {
 		if len(st.Diff) > 0 {
 			return steps, nil
 		}
-		if st.Node == "" {
+		if st.Node == "" || !placeable(c.Cluster, p) {
 			continue
 		}
 		bound := p.DeepCopy()
@@ -143,6 +143,41 @@ func Run(c *Case) ([]Step, error) {
 		}
 	}
 	return steps, nil
+}
+
+// placeable reports whether a pod placed on a node leaves a state the
+// cluster could be in without the controllers and PreBind: no resource
+// claims (they would be allocated and reserved), no request of an
+// extended resource only a DeviceClass provides (its claim), no generic
+// ephemeral volume, and only claims already bound. Other pods are
+// explained but not placed.
+func placeable(c *Scenario, p *v1.Pod) bool {
+	if len(p.Spec.ResourceClaims) > 0 {
+		return false
+	}
+	for _, ctr := range append(append([]v1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+		if _, ok := ctr.Resources.Requests[draExtended]; ok {
+			return false
+		}
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.Ephemeral != nil {
+			return false
+		}
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		bound := false
+		for _, o := range c.Others {
+			if pvc, ok := o.(*v1.PersistentVolumeClaim); ok && pvc.Namespace == p.Namespace && pvc.Name == v.PersistentVolumeClaim.ClaimName {
+				bound = pvc.Spec.VolumeName != "" && pvc.Annotations[bindCompleted] != ""
+			}
+		}
+		if !bound {
+			return false
+		}
+	}
+	return true
 }
 
 // Flatten is the scenario at a step: the cluster, the earlier steps' pods
