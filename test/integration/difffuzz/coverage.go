@@ -119,9 +119,10 @@ func (c *Coverage) corner(path, s string) {
 
 // PluginFields are the Pod and Node field paths the default profile's
 // plugins read (from upstream v1.37.2's pkg/scheduler/framework/plugins and
-// the component-helpers they call), in Coverage's notation. Storage and DRA
-// objects' fields are not listed yet. (An empty nodeSelector and a zero
-// image size cannot be told from absent ones: the API omits them.)
+// the component-helpers they call), in Coverage's notation, with the
+// fields of the storage, DRA and workload objects they read. (An empty
+// nodeSelector and a zero image size cannot be told from absent ones: the
+// API omits them.) NotDrawable are those no valid object can carry.
 var PluginFields = []string{
 	// NodeResourcesFit, BalancedAllocation: requests, limits, pod-level
 	// resources, overhead, init containers and sidecars.
@@ -146,7 +147,7 @@ var PluginFields = []string{
 	"Pod.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].weight",
 	"Pod.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].preference.matchFields[].key",
 	"Pod.spec.tolerations[].operator=Exists", "Pod.spec.tolerations[].effect=PreferNoSchedule", "Pod.spec.tolerations[].tolerationSeconds",
-	"Pod.spec.tolerations[].key", "Pod.spec.tolerations[].operator=Gt",
+	"Pod.spec.tolerations[].key", "Pod.spec.tolerations[].operator=Gt", "Pod.spec.tolerations[].key=node.kubernetes.io/unschedulable",
 	// InterPodAffinity
 	"Pod.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector={}",
 	"Pod.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector.matchExpressions[].operator",
@@ -169,7 +170,37 @@ var PluginFields = []string{
 	"Pod.spec.containers[].image", "Pod.spec.initContainers[].image", "Pod.spec.volumes[].image.reference",
 	"Pod.spec.volumes[].persistentVolumeClaim.claimName", "Pod.spec.volumes[].ephemeral.volumeClaimTemplate.spec.accessModes[]",
 	"Pod.spec.volumes[].hostPath.path", "Pod.spec.schedulingGates[].name", "Pod.spec.priority", "Pod.spec.hostUsers=false",
-	"Pod.spec.resourceClaims[].name", "Pod.status.phase",
+	"Pod.spec.resourceClaims[].name", "Pod.status.phase", "Pod.spec.priorityClassName", "Pod.spec.preemptionPolicy",
+	"Pod.metadata.ownerReferences[].kind", "ReplicaSet.spec.selector.*.app", "StatefulSet.spec.selector.*.app",
+	"PriorityClass.value",
+	// NodeDeclaredFeatures: the features inferred from the pod.
+	"Pod.spec.containers[].volumeMounts[].bindMountOptions[]", "Pod.spec.containers[].restartPolicyRules[].action",
+	// VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone
+	"Pod.spec.volumes[].persistentVolumeClaim.readOnly=true", "Pod.spec.volumes[].ephemeral.volumeClaimTemplate.spec.storageClassName",
+	"Pod.spec.volumes[].awsElasticBlockStore.volumeID", "Pod.spec.volumes[].awsElasticBlockStore.readOnly=true",
+	"Pod.spec.volumes[].gcePersistentDisk.pdName", "Pod.spec.volumes[].gcePersistentDisk.readOnly=true",
+	"Pod.spec.volumes[].iscsi.iqn", "Pod.spec.volumes[].iscsi.lun", "Pod.spec.volumes[].iscsi.readOnly=true", "Pod.spec.volumes[].csi.driver",
+	"StorageClass.volumeBindingMode", "StorageClass.allowedTopologies[].matchLabelExpressions[].values[]", "StorageClass.provisioner",
+	"CSIDriver.spec.storageCapacity=true", "CSIDriver.spec.attachRequired=true", "CSINode.spec.drivers[].allocatable.count",
+	"CSINode.spec.drivers[].allocatable.count=0", "CSIStorageCapacity.capacity", "CSIStorageCapacity.maximumVolumeSize",
+	"CSIStorageCapacity.nodeTopology.matchLabels.*", "PersistentVolume.spec.nodeAffinity.required.nodeSelectorTerms[].matchExpressions[].key=kubernetes.io/hostname",
+	"PersistentVolume.spec.nodeAffinity.required.nodeSelectorTerms[].matchExpressions[].key=topology.kubernetes.io/zone",
+	"PersistentVolume.metadata.labels.*", "PersistentVolume.spec.local.path", "PersistentVolume.spec.csi.driver", "PersistentVolume.spec.claimRef.name",
+	"PersistentVolume.status.phase", "PersistentVolume.spec.capacity.storage", "PersistentVolumeClaim.spec.volumeName",
+	"PersistentVolumeClaim.metadata.annotations.pv.kubernetes.io/bind-completed", "PersistentVolumeClaim.metadata.annotations.volume.kubernetes.io/selected-node",
+	"PersistentVolumeClaim.spec.accessModes[]", "PersistentVolumeClaim.spec.storageClassName", "PersistentVolumeClaim.metadata.ownerReferences[].uid",
+	"VolumeAttachment.spec.nodeName", "VolumeAttachment.spec.source.persistentVolumeName",
+	// DynamicResources
+	"Pod.spec.resourceClaims[].resourceClaimName", "Pod.spec.resourceClaims[].resourceClaimTemplateName",
+	"Pod.status.resourceClaimStatuses[].resourceClaimName", "Pod.spec.containers[].resources.claims[].name",
+	"Pod.spec.containers[].resources.requests.example.com/gpu", "Node.status.allocatable.example.com/gpu",
+	"DeviceClass.spec.selectors[].cel.expression", "DeviceClass.spec.extendedResourceName",
+	"ResourceSlice.spec.devices[].attributes.model.string", "ResourceSlice.spec.devices[].capacity.memory.value", "ResourceSlice.spec.nodeName",
+	"ResourceClaim.spec.devices.requests[].exactly.allocationMode", "ResourceClaim.spec.devices.requests[].exactly.count",
+	"ResourceClaim.spec.devices.requests[].exactly.selectors[].cel.expression", "ResourceClaim.spec.devices.requests[].firstAvailable[].deviceClassName",
+	"ResourceClaim.spec.devices.constraints[].matchAttribute", "ResourceClaim.status.allocation.devices.results[].device",
+	"ResourceClaim.status.allocation.nodeSelector.*[].matchFields[].key", "ResourceClaim.status.reservedFor[].uid",
+	"ResourceClaim.metadata.ownerReferences[].uid", "ResourceClaimTemplate.spec.spec.devices.requests[].name",
 	// Node
 	"Node.metadata.labels.*", "Node.spec.taints[].effect=NoSchedule", "Node.spec.taints[].effect=PreferNoSchedule", "Node.spec.taints[].effect=NoExecute",
 	"Node.spec.unschedulable=true", "Node.status.allocatable.cpu", "Node.status.allocatable.memory=max", "Node.status.allocatable.pods",
@@ -178,7 +209,18 @@ var PluginFields = []string{
 	"Namespace.metadata.labels.*",
 }
 
-// Report renders the coverage: every path drawn with its count, then the
+// NotDrawable are plugin-read fields no valid object carries under
+// v1.37's default feature gates, with the reason (validation refuses them,
+// or the API server drops them on create); they are drawn, and the
+// rejections and drops show in the run's figures.
+var NotDrawable = map[string]string{
+	"Pod.spec.tolerations[].operator=Gt":                      "refused by validation (spec.tolerations[].operator: Unsupported value) while TaintTolerationComparisonOperators (alpha) is off",
+	"Pod.spec.containers[].volumeMounts[].bindMountOptions[]": "dropped on create (dropDisabledFields) while VolumeBindMountOptions (alpha in v1.37) is off",
+	"Pod.spec.tolerations[].operator=Lt":                      "refused by validation while TaintTolerationComparisonOperators (alpha) is off",
+}
+
+// Report renders the coverage: every path drawn with its count, the
+// plugin-read fields that cannot be drawn valid and why, then the
 // plugin-read fields never drawn.
 func (c *Coverage) Report() string {
 	var b strings.Builder
@@ -186,21 +228,35 @@ func (c *Coverage) Report() string {
 	for _, p := range slices.Sorted(maps.Keys(c.Paths)) {
 		fmt.Fprintf(&b, "  %7d  %s\n", c.Paths[p], p)
 	}
-	missing := c.Missing()
-	fmt.Fprintf(&b, "plugin-read fields never drawn: %d of %d\n", len(missing), len(PluginFields))
+	drawn, blocked, missing := c.Summary()
+	fmt.Fprintf(&b, "plugin-read fields: %d, drawn %d, not drawable %d, never drawn %d\n", len(PluginFields), drawn, len(blocked), len(missing))
+	for _, p := range blocked {
+		fmt.Fprintf(&b, "  not drawable: %s: %s\n", p, NotDrawable[p])
+	}
 	for _, p := range missing {
 		b.WriteString("  " + p + "\n")
 	}
 	return b.String()
 }
 
-// Missing lists PluginFields never drawn.
-func (c *Coverage) Missing() []string {
-	var out []string
+// Summary counts the PluginFields drawn and lists those not drawable
+// (NotDrawable, and not drawn) and those missing (never drawn).
+func (c *Coverage) Summary() (drawn int, blocked, missing []string) {
 	for _, p := range PluginFields {
-		if c.Paths[p] == 0 {
-			out = append(out, p)
+		switch {
+		case c.Paths[p] > 0:
+			drawn++
+		case NotDrawable[p] != "":
+			blocked = append(blocked, p)
+		default:
+			missing = append(missing, p)
 		}
 	}
-	return out
+	return drawn, blocked, missing
+}
+
+// Missing lists PluginFields never drawn that could be.
+func (c *Coverage) Missing() []string {
+	_, _, m := c.Summary()
+	return m
 }

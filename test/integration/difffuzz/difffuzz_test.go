@@ -78,8 +78,8 @@ func TestDifferential(t *testing.T) {
 	for _, k := range slices.Sorted(maps.Keys(byCause)) {
 		fmt.Fprintf(&b, "  %4d  %s\n", len(byCause[k]), k)
 	}
-	missing := g.Coverage.Missing()
-	fmt.Fprintf(&b, "plugin-read fields never drawn: %d of %d %v\n", len(missing), len(PluginFields), missing)
+	drawn, blocked, missing := g.Coverage.Summary()
+	fmt.Fprintf(&b, "plugin-read fields: %d, drawn %d, not drawable %d %v, never drawn %d %v\n", len(PluginFields), drawn, len(blocked), blocked, len(missing), missing)
 	t.Log(b.String())
 	if testing.Verbose() || os.Getenv("KUBESCHED_DIFFFUZZ_COVERAGE") != "" {
 		t.Log(g.Coverage.Report())

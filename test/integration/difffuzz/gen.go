@@ -193,7 +193,7 @@ func (g *Generator) drawNode(name string, i int) *v1.Node {
 		node.Status.Images = append(node.Status.Images, img)
 	}
 	if g.chance(0.3) {
-		node.Status.DeclaredFeatures = []string{pick(g, "UserNamespacesHostNetwork", "VolumeBindMountOptions")}
+		node.Status.DeclaredFeatures = []string{pick(g, "UserNamespacesHostNetwork", "VolumeBindMountOptions", "RestartAllContainersOnContainerExits")}
 	}
 	return node
 }
@@ -226,6 +226,11 @@ func (g *Generator) DrawPod(assigned bool) *v1.Pod {
 	// objects the pod needs (generated claims, an ephemeral volume's
 	// claim), admitted as the API server stores them.
 	p.Status.ResourceClaimStatuses = g.statuses
+	for _, st := range g.statuses {
+		if st.ResourceClaimName != nil {
+			g.Coverage.Paths["Pod.status.resourceClaimStatuses[].resourceClaimName"]++
+		}
+	}
 	for _, e := range g.extra {
 		if a, errs := Admit(e); len(errs) == 0 {
 			g.Drawn++

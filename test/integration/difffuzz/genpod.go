@@ -85,6 +85,23 @@ func (g *Generator) drawPod(name string, assigned bool) *v1.Pod {
 		s.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/gate"}}
 	}
 	g.storageAndClaims(p, false)
+	if len(s.Volumes) > 0 && g.chance(0.3) {
+		// A mount; bindMountOptions (NodeDeclaredFeatures infers
+		// VolumeBindMountOptions) is alpha: dropped on create while off.
+		m := v1.VolumeMount{Name: s.Volumes[0].Name, MountPath: "/data"}
+		if g.chance(0.3) {
+			m.BindMountOptions = []string{"noexec"}
+		}
+		s.Containers[0].VolumeMounts = append(s.Containers[0].VolumeMounts, m)
+	}
+	if g.chance(0.02) {
+		// RestartAllContainers (NodeDeclaredFeatures infers
+		// RestartAllContainersOnContainerExits), alpha.
+		c := &s.Containers[0]
+		c.RestartPolicy = ptr.To(v1.ContainerRestartPolicyNever)
+		c.RestartPolicyRules = []v1.ContainerRestartRule{{Action: "RestartAllContainers",
+			ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	}
 	return p
 }
 
@@ -318,7 +335,7 @@ func (g *Generator) tolerations() []v1.Toleration {
 		t := v1.Toleration{Operator: pick(g, v1.TolerationOpExists, v1.TolerationOpEqual, v1.TolerationOpEqual, "", v1.TolerationOperator("Gt")),
 			Effect: pick(g, "", v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute)}
 		if t.Operator != v1.TolerationOpExists || g.chance(0.6) {
-			t.Key = pick(g, "dedicated", "gpu", "spot", "example.com/special")
+			t.Key = pick(g, "dedicated", "gpu", "spot", "example.com/special", v1.TaintNodeUnschedulable)
 		}
 		switch t.Operator {
 		case v1.TolerationOpEqual, "":
