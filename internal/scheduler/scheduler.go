@@ -109,7 +109,7 @@ type options struct {
 	asyncPreemption, syncPreemption bool
 	// pluginFeatures are the gates the plugins read (Handle.Features).
 	pluginFeatures framework.Features
-	observer                        func(Attempt)
+	observer       func(Attempt)
 }
 
 // Option configures New.
@@ -147,7 +147,9 @@ func WithSynchronousBinding() Option { return func(o *options) { o.syncBinding =
 func WithAsyncPreemption(on bool) Option { return func(o *options) { o.asyncPreemption = on } }
 
 // WithPluginFeatures sets the feature gates the plugins read.
-func WithPluginFeatures(f framework.Features) Option { return func(o *options) { o.pluginFeatures = f } }
+func WithPluginFeatures(f framework.Features) Option {
+	return func(o *options) { o.pluginFeatures = f }
+}
 
 // WithSynchronousPreemption runs preemption's API calls in the scheduling
 // cycle whatever WithAsyncPreemption says: for the simulator, whose API
