@@ -255,8 +255,22 @@ func (m *Manager) GetClaim(namespace, name string) (*resourceapi.ResourceClaim, 
 	if c := m.claims[claimKey(namespace, name)]; c != nil {
 		return c, nil
 	}
-	return nil, apierrors.NewNotFound(resourceapi.Resource("resourceclaims"), name)
+	return nil, &claimNotFoundError{key: claimKey(namespace, name), apiErr: apierrors.NewNotFound(resourceapi.Resource("resourceclaims"), name)}
 }
+
+// claimNotFoundError says what kube-scheduler says of a missing claim: its
+// claims come from an assume cache, whose ErrNotFound reads `could not
+// find ResourceClaim "namespace/name"`; the pod's rejection carries it.
+// It unwraps to the API's NotFound, so apierrors.IsNotFound holds.
+type claimNotFoundError struct {
+	key    string
+	apiErr error
+}
+
+func (e *claimNotFoundError) Error() string {
+	return fmt.Sprintf("could not find ResourceClaim %q", e.key)
+}
+func (e *claimNotFoundError) Unwrap() error { return e.apiErr }
 
 // AllocatedState implements framework.DRAManager.
 func (m *Manager) AllocatedState() (*structured.AllocatedState, error) {
