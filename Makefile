@@ -88,7 +88,7 @@ bench:
 ## conformance: compare explain with upstream's answers (scenarios copied in testdata).
 conformance: build
 	bash ../shared/conformance/compare.sh -s internal/simulator/testdata/conformance -s internal/simulator/testdata/conformance-storage \
-		-s internal/simulator/testdata/conformance-dra -s internal/simulator/testdata/conformance-edge 'bin/kubesched explain -f {} -o json'
+		-s internal/simulator/testdata/conformance-dra -s internal/simulator/testdata/conformance-edge -s internal/simulator/testdata/conformance-fuzz 'bin/kubesched explain -f {} -o json'
 
 ## example: simulate the bundled example.
 example:

@@ -26,6 +26,9 @@ type expected struct {
 		Scores   map[string]int64 `json:"scores"`
 	} `json:"nodes"`
 	BestNodes []string `json:"bestNodes"`
+	// Message is the FitError without its preemption part, where the
+	// answer has one (the differential fuzzer's scenarios).
+	Message string `json:"message"`
 }
 
 // explainFile runs explain on a scenario as the command does.
@@ -69,15 +72,17 @@ func TestExplainAgreesWithUpstream(t *testing.T) {
 	// resource allocation and 30 of API corner cases (empty and missing
 	// selectors, pod-level resources, image volumes, matchLabelKeys, ...).
 	var files []string
-	for _, set := range []string{"conformance", "conformance-storage", "conformance-dra", "conformance-edge"} {
+	// conformance-fuzz holds what the differential fuzzer found
+	// (test/integration/difffuzz), with upstream's answers.
+	for _, set := range []string{"conformance", "conformance-storage", "conformance-dra", "conformance-edge", "conformance-fuzz"} {
 		found, err := filepath.Glob("testdata/" + set + "/*.yaml")
 		if err != nil || len(found) == 0 {
 			t.Fatalf("no scenarios in testdata/%s: %v", set, err)
 		}
 		files = append(files, found...)
 	}
-	if len(files) < 130 {
-		t.Fatalf("want 130 scenarios, found %d", len(files))
+	if len(files) < 134 {
+		t.Fatalf("want 134 scenarios, found %d", len(files))
 	}
 	var checked, scores int
 	for _, f := range files {
@@ -106,7 +111,8 @@ func TestExplainAgreesWithUpstream(t *testing.T) {
 					continue
 				}
 				if !w.Feasible {
-					if _, have := registry[strings.Split(w.Plugin, ",")[0]]; !have {
+					// "": the PreFilter restrictions excluded each other.
+					if _, have := registry[strings.Split(w.Plugin, ",")[0]]; !have && w.Plugin != "" {
 						t.Errorf("node %s: upstream rejects with %s, a plugin this build does not have", w.Name, w.Plugin)
 					}
 					checked++
@@ -139,6 +145,10 @@ func TestExplainAgreesWithUpstream(t *testing.T) {
 			}
 			if !slices.Equal(got.BestNodes, want.BestNodes) {
 				t.Errorf("best nodes %v, upstream %v", got.BestNodes, want.BestNodes)
+			}
+			// explain's message goes on with what preemption found.
+			if want.Message != "" && !strings.HasPrefix(got.Message, want.Message+" preemption: ") {
+				t.Errorf("message %q, upstream's begins %q", got.Message, want.Message)
 			}
 		})
 	}
