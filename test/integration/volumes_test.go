@@ -44,6 +44,9 @@ func TestAWaitForFirstConsumerClaimIsBoundToTheStaticVolumeOfTheChosenNode(t *te
 			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// VolumeBinding's PreBind waits for the PV controller to complete the
+	// binding it starts, as kube-scheduler's does.
+	fw.StartControllerManager(t, cp, pvBinder)
 	fw.StartScheduler(t, cp, fw.SchedulerConfig(t, sched, false))
 	p := fw.PodSpec("default", "db", sched, "100m", "128Mi")
 	p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
@@ -104,8 +107,8 @@ func TestAPodWaitingForItsClaimIsScheduledWhenTheClaimAppears(t *testing.T) {
 	})
 }
 
-// makeAvailable sets a PV's phase to Available, as the PV controller (not
-// running in these tests) would; kube-scheduler matches only Available PVs.
+// makeAvailable sets a PV's phase to Available, as the PV controller would
+// (before it runs, or where it does not); kube-scheduler matches only Available PVs.
 func makeAvailable(t *testing.T, c kubernetes.Interface, name string) {
 	t.Helper()
 	pv, err := c.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
