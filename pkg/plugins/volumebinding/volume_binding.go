@@ -253,17 +253,28 @@ func pvNodeAffinityMatches(pv *v1.PersistentVolume, node *v1.Node) bool {
 func (pl *VolumeBinding) findVolumes(claims []*v1.PersistentVolumeClaim, pvs []*v1.PersistentVolume, node *v1.Node) (chosen *nodeVolumes, ok, space bool) {
 	l := pl.handle.Listers()
 	chosen = &nodeVolumes{static: map[string]*v1.PersistentVolumeClaim{}}
-	var toProvision []*v1.PersistentVolumeClaim
-	pl.mu.Lock()
+	// As upstream's FindPodVolumes: the claims with a selected node are
+	// provisioned (in the pod's order), the others matched with static PVs
+	// smallest request first (findMatchingVolumes' byPVCSize), and those
+	// left unmatched provisioned after, in that order: which PV a claim
+	// gets, and which claim's failure is reported, follow from it.
+	var toProvision, toMatch []*v1.PersistentVolumeClaim
 	for _, pvc := range claims {
 		if selected, has := pvc.Annotations[annSelectedNode]; has {
 			if selected != node.Name {
-				pl.mu.Unlock()
 				return nil, false, true
 			}
 			toProvision = append(toProvision, pvc)
 			continue
 		}
+		toMatch = append(toMatch, pvc)
+	}
+	sort.SliceStable(toMatch, func(i, j int) bool {
+		a, b := toMatch[i].Spec.Resources.Requests[v1.ResourceStorage], toMatch[j].Spec.Resources.Requests[v1.ResourceStorage]
+		return a.Cmp(b) < 0
+	})
+	pl.mu.Lock()
+	for _, pvc := range toMatch {
 		key := claimKey(pvc)
 		var best *v1.PersistentVolume
 		for _, pv := range pvs {

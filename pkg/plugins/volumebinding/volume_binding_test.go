@@ -133,6 +133,18 @@ func TestFilter(t *testing.T) {
 				capacityIn("cap-a", "lvm", zone, "a", "10Gi"), capacityIn("cap-b", "lvm", zone, "b", "1Gi")},
 			want: map[string]string{"a1": "", "b1": unres + ErrReasonNotEnoughSpace},
 		},
+		{
+			// Found by the differential fuzzer: upstream matches and then
+			// provisions the claims smallest first (byPVCSize), so the 1Gi
+			// claim no PV or provisioner can serve is reported, not the
+			// 5Gi claim's lack of capacity that comes first in the pod.
+			name: "claims are checked smallest first: the smaller claim's failure is the one reported",
+			pod:  st.MakePod().Name("p").Volume("big").Volume("small").Obj(),
+			objs: []interface{}{st.MakePVC("big", "5Gi").Class("lvm").Obj(), st.StorageClass("lvm", wffc, "lvm.csi.example.com"),
+				&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "lvm.csi.example.com"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true)}},
+				st.MakePVC("small", "1Gi").Class("local").Obj(), st.StorageClass("local", wffc, noProvisioner)},
+			want: map[string]string{"a1": unres + ErrReasonBindConflict, "b1": unres + ErrReasonBindConflict},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,5 +280,29 @@ func TestAHoldEndsWithItsClaim(t *testing.T) {
 	h.Objects = h.Objects[1:]
 	if got := st.RunFilterAll(pl, second, nis...); got["a1"] != "" {
 		t.Errorf("the PV is still held for a claim that no longer exists: %v", got)
+	}
+}
+
+// Upstream matches claims to static PVs smallest request first: with PVs
+// of 5Gi and 10Gi, a 1Gi claim listed after a 5Gi one still gets the 5Gi
+// PV, and the 5Gi claim the 10Gi one.
+func TestStaticVolumesGoToTheSmallestClaimsFirst(t *testing.T) {
+	objs := []interface{}{st.MakePVC("large", "5Gi").Class("local").Obj(), st.MakePVC("tiny", "1Gi").Class("local").Obj(),
+		st.StorageClass("local", wffc, noProvisioner), st.MakePV("pv-5", "5Gi", "local").Obj(), st.MakePV("pv-10", "10Gi", "local").Obj()}
+	nis := st.NodeInfos(nodes(), nil)
+	pl, _ := New(context.Background(), nil, st.FakeHandle{Lister: cache.NewSnapshot(nis...), Objects: objs})
+	vb := pl.(*VolumeBinding)
+	pod := st.MakePod().Name("p").Volume("large").Volume("tiny").Obj()
+	state := framework.NewCycleState()
+	vb.PreFilter(context.Background(), state, pod, nis)
+	if st := vb.Filter(context.Background(), state, pod, nis[0]); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	got := map[string]string{}
+	for pv, pvc := range chosenOn(state, nis[0].NodeName()).static {
+		got[pvc.Name] = pv
+	}
+	if diff := cmp.Diff(map[string]string{"tiny": "pv-5", "large": "pv-10"}, got); diff != "" {
+		t.Errorf("claim -> PV (-want,+got):\n%s", diff)
 	}
 }
