@@ -247,6 +247,27 @@ func TestPreFilterRestrictionsThatExcludeEachOtherAreNamedInSortedOrder(t *testi
 	}
 }
 
+func TestNodesLeftOutByTwoPreFilterRestrictionsNameThemSorted(t *testing.T) {
+	e := newEnv(t, nil, nil)
+	e.add(t, st.MakeNode().Name("a").Obj(), st.MakeNode().Name("b").Obj())
+	// NodeName and NodeAffinity's matchFields both keep only a node that
+	// does not exist.
+	pod := st.MakePod().Name("p").RequiredNodeAffinityTerm(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+		{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"gone"}}}}).Obj()
+	ex, err := e.sched.Explain(context.Background(), withNodeName(pod, "gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0/2 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity NodeName]."; !strings.HasPrefix(ex.FitError, want) {
+		t.Errorf("message = %q, want it to start with %q (kube-scheduler lists the plugins as a sorted set)", ex.FitError, want)
+	}
+	for _, n := range ex.Nodes {
+		if n.Plugin != "NodeAffinity,NodeName" {
+			t.Errorf("node %s rejected by %q, want NodeAffinity,NodeName", n.Name, n.Plugin)
+		}
+	}
+}
+
 func withNodeName(p *v1.Pod, n string) *v1.Pod { p.Spec.NodeName = n; return p }
 
 func TestNumFeasibleNodesToFind(t *testing.T) {

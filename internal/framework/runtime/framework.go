@@ -587,7 +587,8 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		}
 	}
 	if result != nil {
-		result.Restrictors = restrictors
+		// A sorted set, as kube-scheduler names them to the nodes left out.
+		result.Restrictors = sets.List(sets.New(restrictors...))
 	}
 	return result, nil, nil
 }
