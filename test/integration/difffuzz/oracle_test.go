@@ -2,6 +2,7 @@ package difffuzz
 
 import (
 	"encoding/json"
+	"k8s.io/apimachinery/pkg/runtime"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,16 +38,7 @@ func TestOracleReproducesConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pending, rest, err := pendingOf(objs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := NewOracle(rest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer o.Close()
-			got, err := o.Explain(pending)
+			got, err := oracleAnswer(objs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,4 +57,18 @@ func TestOracleReproducesConformance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oracleAnswer is upstream's answer for a scenario's pending pod.
+func oracleAnswer(objs []runtime.Object) (*Answer, error) {
+	pending, rest, err := pendingOf(objs)
+	if err != nil {
+		return nil, err
+	}
+	o, err := NewOracle(rest)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Close()
+	return o.Explain(pending)
 }

@@ -38,16 +38,7 @@ func TestWriteOracleAnswers(t *testing.T) {
 					t.Fatalf("%T is not valid: %v", o, errs.ToAggregate())
 				}
 			}
-			pending, rest, err := pendingOf(objs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := NewOracle(rest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer o.Close()
-			ans, err := o.Explain(pending)
+			ans, err := oracleAnswer(objs)
 			if err != nil {
 				t.Fatal(err)
 			}
