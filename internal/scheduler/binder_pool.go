@@ -2,14 +2,13 @@ package scheduler
 
 import "sync"
 
-// maxConcurrentBindings bounds the binding cycles in flight. kube-scheduler
-// starts a goroutine per binding; with a backlog bound at 1,000 pods/s
-// against a busy API server that is hundreds of concurrent requests, past
-// the server's HTTP/2 stream limit, and the client then opens (and later
-// drops) extra TLS connections: in a 5,000-node benchmark a fifth of
-// kubesched's CPU went to TLS handshakes. 64 in flight keep one connection
-// busy (at 30 ms per call, ~2,000 bindings/s) and the rest wait their turn
-// in order. Scheduling never waits for them: the queue is unbounded.
+// maxConcurrentBindings bounds the Bind calls in flight (the binding
+// cycle's WaitOnPermit and PreBind run on its own goroutine; only Bind, one
+// API call, waits here). Unbounded, a backlog of bindings is hundreds of
+// concurrent requests, past the API server's HTTP/2 stream limit, and the
+// client opens extra TLS connections for them; a bound keeps the calls on
+// one connection, in order. Scheduling never waits for the pool: its queue
+// is unbounded.
 const maxConcurrentBindings = 64
 
 // binderPool runs submitted functions on at most maxConcurrentBindings

@@ -592,8 +592,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 		clear(statuses[base : base+window]) // the buffer outlives the cycle
 	}
 	// The rejected nodes go into the diagnosis at once, in a map sized
-	// for them: a pod that fits nowhere records every node, and growing
-	// the map node by node was a tenth of a large simulation's CPU.
+	// for them (a pod that fits nowhere records every node).
 	// A node can already be there only from the nominated-node probe.
 	nts := diagnosis.NodeToStatus
 	if nts.Len() == 0 {
