@@ -125,6 +125,25 @@ func main() {
 	flag.IntVar(&sizes.pods, "pods", 0, "override their measured (pending) pod count")
 	flag.StringVar(&writeDir, "write", "", "only write each selected workload's manifest into this directory (to profile `kubesched simulate` on it) and exit")
 	format := flag.String("format", "yaml", "manifests as multi-document YAML (yaml) or one JSON List, as kubectl get -o json writes (json)")
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `usage: go run ./hack/bench [flags]
+
+bench runs the benchmark suite in memory: scheduler_perf's workloads (under
+upstream's names) and generated mixed clusters, each written as a manifest
+and given to the whole kubesched simulate command, built from this tree,
+in a child process. It prints wall time (loading and the report included),
+pods/s, CPU seconds, CPU per pod and peak RSS, the median of -runs runs.
+With -baseline REV, the kubesched of that commit runs every workload too,
+alternated with this tree's, and the table adds the ratios; -only and
+-scale make a run shorter.
+
+  go run ./hack/bench -only SchedulingBasic -runs 3
+  go run ./hack/bench -scale 10 -baseline HEAD~1 -format json
+
+flags:
+`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if *format != "yaml" && *format != "json" {
 		fmt.Fprintf(os.Stderr, "bench: -format %q: want yaml or json\n", *format)

@@ -22,6 +22,23 @@ func main() {
 	flag.Float64Var(&o.RunningFraction, "running", 0.4, "fraction of pods already running on a node")
 	flag.Int64Var(&o.Seed, "seed", 7, "random seed")
 	flag.StringVar(&o.Workload, "workload", "", `pods: "" (a mix of apps), "anti-affinity", "spread" or "service"`)
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `usage: go run ./hack/gencluster [flags] > cluster.yaml
+
+gencluster writes a generated cluster to the standard output as
+multi-document YAML that kubesched simulate, explain and capacity read:
+nodes over three zones in pools of several shapes (general, compute,
+memory, a spot pool and a GPU pool tainted nvidia.com/gpu=present), one
+node cordoned, four priority classes, and pods of a mix of apps (or, with
+-workload, of one kind of deployment), a -running share of them already
+bound to a node. The same flags give the same bytes. examples/cluster.yaml
+was made with
+  go run ./hack/gencluster -nodes 12 -pods 250 -running 0.4 -seed 7
+
+flags:
+`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	if !slices.Contains(clustergen.Workloads, o.Workload) {
 		fmt.Fprintf(os.Stderr, "gencluster: -workload %q: want one of %q\n", o.Workload, clustergen.Workloads)

@@ -69,6 +69,8 @@ profiles:
 			wantOut: []string{"WORKLOAD", "Deployment shop/web", "StatefulSet shop/db", "shop/db-2"}},
 		{name: "capacity says how many copies fit and why the next does not", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--pod", "../../../examples/pending-pod.yaml"},
 			wantOut: []string{"more copies of", "NODE", "COPIES", "The next copy does not fit: 0/12 nodes are available"}},
+		{name: "capacity places copies of the example pod on the GPU node whose taint it tolerates", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--pod", "../../../examples/pending-pod.yaml", "-o", "json"},
+			wantOut: []string{`"gpu-b-44bws": `}},
 		{name: "capacity -o json keeps the documented shape", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--pod", "../../../examples/pending-pod.yaml", "-o", "json"},
 			wantOut: []string{`"fits": `, `"nodes": {`, `"zones": {`, `"next": {`, `"message": "0/12 nodes are available`}},
 		{name: "capacity --add-nodes answers with a simulated node count", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--add-nodes", "../../../examples/gpu-node.yaml", "-o", "json"},

@@ -1,5 +1,6 @@
 // Package app builds kubesched's Cobra commands: the root command (the
-// scheduler against a cluster), simulate, explain and version.
+// scheduler against a cluster), simulate, explain, capacity, snapshot and
+// version.
 package app
 
 import (
@@ -10,7 +11,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,12 +55,18 @@ func newCommand(s streams, registryOptions ...Option) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kubesched",
 		Short: "kubesched schedules pods: a kube-scheduler compatible scheduler, simulator and explainer",
-		Long: `kubesched is a Kubernetes pod scheduler with kube-scheduler's architecture.
-It reads the same KubeSchedulerConfiguration and binds through the same API.
+		Long: `kubesched is a Kubernetes pod scheduler with kube-scheduler's architecture:
+it reads the same KubeSchedulerConfiguration, runs the same plugins with
+upstream's defaults and binds through the same API. Its commands run the same
+scheduling core on manifests, without a cluster:
 
-  kubesched --config FILE            run against a cluster, as kube-scheduler
-  kubesched simulate -f MANIFESTS    schedule pending pods of manifests on virtual time
-  kubesched explain -f CLUSTER       show, node by node and plugin by plugin, why a pod fits or not`,
+  kubesched simulate -f examples/cluster.yaml
+  kubesched explain -f examples/cluster.yaml --pod examples/pending-pod.yaml
+  kubesched capacity -f examples/cluster.yaml --pod examples/pending-pod.yaml
+  kubesched snapshot | kubesched capacity -f - --workload examples/capacity-workload.yaml
+
+Without a command, kubesched runs against a cluster as kube-scheduler does
+(kubesched --config FILE), with the flags below.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -82,7 +88,9 @@ It reads the same KubeSchedulerConfiguration and binds through the same API.
 	opts.AddServerFlags(fss)
 	addFlagSets(cmd, fss)
 	addKlogFlags(cmd)
-	cmd.AddCommand(newSimulateCommand(s, registry), newExplainCommand(s, registry), newCapacityCommand(s, registry), newSnapshotCommand(s), newVersionCommand(s))
+	commands := []*cobra.Command{newSimulateCommand(s, registry), newExplainCommand(s, registry), newCapacityCommand(s, registry), newSnapshotCommand(s), newVersionCommand(s)}
+	cmd.AddCommand(commands...)
+	setRootHelp(cmd, commands, *fss)
 	return cmd
 }
 
@@ -100,8 +108,6 @@ func Setup(opts *options.Options, registry fwkruntime.Registry) (schedconfig.Com
 }
 
 func addFlagSets(cmd *cobra.Command, fss *cliflag.NamedFlagSets) {
-	names := append([]string(nil), fss.Order...)
-	sort.Strings(names)
 	for _, n := range fss.Order {
 		cmd.Flags().AddFlagSet(fss.FlagSets[n])
 	}
