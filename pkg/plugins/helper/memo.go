@@ -22,7 +22,7 @@ import (
 
 // NodeMemo holds one entry per position of a snapshot's node list.
 type NodeMemo[E any] struct {
-	track ChangeTracker
+	track changeTracker
 	slots []memoSlot[E]
 }
 
@@ -55,7 +55,7 @@ func (m *NodeMemo[E]) Refresh(lister framework.SharedLister, nodes []*framework.
 		compute(i, ni, &s.entry)
 		apply(&s.entry, 1)
 	}
-	if positions, all := m.track.Since(lister, nodes); !all {
+	if positions, all := m.track.since(lister, nodes); !all {
 		// The list has the length and the slots of the last refresh.
 		for _, i := range positions {
 			visit(int(i))
