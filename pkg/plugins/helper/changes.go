@@ -2,13 +2,13 @@ package helper
 
 import "github.com/kubesched/kubesched/pkg/framework"
 
-// ChangeTracker tells a memo that follows a snapshot's node list which
-// positions to look at again: every position the first time, after the
-// list was rebuilt, or when the list can't tell; else only those whose
-// NodeInfo changed since the memo's last refresh (framework.NodeInfoChanges).
-// A memo still compares each looked-at entry's NodeInfo and generation,
+// changeTracker tells a NodeMemo which positions of a snapshot's node list
+// to look at again: every position the first time, after the list was
+// rebuilt, or when the list can't tell; else only those whose NodeInfo
+// changed since the memo's last refresh (framework.NodeInfoChanges). The
+// memo still compares each looked-at position's NodeInfo and generation,
 // so a repeated position costs nothing.
-type ChangeTracker struct {
+type changeTracker struct {
 	src    framework.NodeInfoChanges
 	first  *framework.NodeInfo
 	n      int
@@ -16,10 +16,10 @@ type ChangeTracker struct {
 	synced bool
 }
 
-// Since returns the positions of nodes to refresh, or all=true. nodes
+// since returns the positions of nodes to refresh, or all=true. nodes
 // must be lister's List for the positions to be used; the tracker takes
 // the new mark, so call it once per refresh.
-func (t *ChangeTracker) Since(lister framework.SharedLister, nodes []*framework.NodeInfo) (positions []int32, all bool) {
+func (t *changeTracker) since(lister framework.SharedLister, nodes []*framework.NodeInfo) (positions []int32, all bool) {
 	var src framework.NodeInfoChanges
 	var list []*framework.NodeInfo
 	if lister != nil {

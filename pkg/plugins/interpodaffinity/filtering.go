@@ -88,7 +88,8 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 	// memo's (read only here and in Filter; AddPod/RemovePod clone it).
 	// Without any such pod in the cluster there is nothing to count.
 	if len(withAnti) > 0 {
-		am, unlockAnti := pl.antiMemos.get(podKey(pod, s.nsLabels))
+		var key [256]byte
+		am := pl.antiMemos.Lock(podKey(key[:0], pod, s.nsLabels), newAntiMemo)
 		am.refresh(pl.handle.SnapshotSharedLister(), nodes, pod, s.nsLabels)
 		s.existingAnti = am.counts
 		for p := range am.counts {
@@ -97,17 +98,18 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, state *framework.Cycl
 			}
 		}
 		sort.Strings(s.existingKeys)
-		unlockAnti()
+		pl.antiMemos.Unlock()
 	}
 	if hasTerms {
 		// The incoming terms' counts come from the memo of these terms:
 		// only nodes that changed since its last cycle are counted again.
 		// The maps are the memo's, read only here and in Filter;
 		// AddPod/RemovePod work on clones (Clone).
-		m, unlock := pl.memos.get(termsKey(s.affinityTerms, s.antiTerms))
+		var key [256]byte
+		m := pl.memos.Lock(termsKey(key[:0], s.affinityTerms, s.antiTerms), newIncomingMemo)
 		m.refresh(pl.handle.SnapshotSharedLister(), nodes, s.affinityTerms, s.antiTerms)
 		s.affinity, s.anti = m.affinity, m.anti
-		unlock()
+		pl.memos.Unlock()
 	}
 	if len(s.existingAnti) == 0 && !hasTerms {
 		return nil, framework.NewStatus(framework.Skip)

@@ -1,11 +1,6 @@
 package interpodaffinity
 
 import (
-	"fmt"
-	"sort"
-	"strings"
-	"sync"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -13,24 +8,36 @@ import (
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
-// PreFilter's counts of the incoming pod's own required terms (existing
-// pods matching all its affinity terms, or one of its anti-affinity
-// terms, per topology domain) kept across cycles, as PodTopologySpread's
-// memo does: counting every existing pod of every node for every pod is
-// O(pods) selector matches per cycle, and almost every node is unchanged
-// since the previous cycle of a pod with the same terms. A memo keeps, per
-// set of terms, each node's contribution and the aggregate; a cycle
-// recounts only the nodes whose NodeInfo changed (another pointer at that
-// position of the snapshot's list, or another generation).
+// The plugin's three memos (helper.NodeMemo): each keeps, across cycles,
+// every node's contribution to one cluster-wide count and the count, and
+// a cycle recounts only the nodes that changed since the memo's last one.
+//
+//   - incomingMemo: PreFilter's counts of the incoming pod's own required
+//     terms (existing pods matching all its affinity terms, or one of its
+//     anti-affinity terms, per topology domain), per set of terms.
+//   - antiMemo: PreFilter's counts of existing pods' required
+//     anti-affinity terms that select the incoming pod, per pod shape
+//     (namespace, labels, namespace labels: what the terms match against).
+//   - scoreMemo: PreScore's domain scores, per what the per-node
+//     contributions read of the pod (scoreKey).
 
-// maxMemos bounds how many term sets are remembered; beyond, all are dropped.
-const maxMemos = 64
+func (m pairCounts) addPair(p topologyPair, delta int64) {
+	m[p] += delta
+	if m[p] == 0 {
+		delete(m, p)
+	}
+}
 
+// optPair is a node's domain for a term's key (ok false: the node lacks it).
+type optPair struct {
+	topologyPair
+	ok bool
+}
+
+// incomingEntry is one node's part of an incomingMemo.
 type incomingEntry struct {
-	ni  *framework.NodeInfo
-	gen int64
 	// affinity: pods of the node matching all affinity terms, counted in
-	// the domain affPairs[i] of each term i (ok false: the node lacks the key).
+	// the domain affPairs[i] of each term i.
 	affinity int64
 	affPairs []optPair
 	// anti[i]: pods matching anti-affinity term i, in antiPairs[i].
@@ -38,16 +45,14 @@ type incomingEntry struct {
 	antiPairs []optPair
 }
 
-type optPair struct {
-	topologyPair
-	ok bool
+// incomingMemo is the memo of one set of terms.
+type incomingMemo struct {
+	nodes          helper.NodeMemo[incomingEntry]
+	affinity, anti pairCounts
 }
 
-// incomingMemo is the state of one set of terms.
-type incomingMemo struct {
-	track          helper.ChangeTracker
-	entries        []incomingEntry
-	affinity, anti pairCounts
+func newIncomingMemo() *incomingMemo {
+	return &incomingMemo{affinity: pairCounts{}, anti: pairCounts{}}
 }
 
 func (m *incomingMemo) apply(e *incomingEntry, sign int64) {
@@ -65,148 +70,85 @@ func (m *incomingMemo) apply(e *incomingEntry, sign int64) {
 	}
 }
 
-func (m pairCounts) addPair(p topologyPair, delta int64) {
-	m[p] += delta
-	if m[p] == 0 {
-		delete(m, p)
-	}
-}
-
-// refresh brings the aggregates up to date with nodes.
+// refresh brings the counts up to date with nodes.
 func (m *incomingMemo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, affinityTerms, antiTerms []framework.AffinityTerm) {
-	positions, all := m.track.Since(lister, nodes)
-	for k := 0; ; k++ {
-		var i int
-		if all {
-			if i = k; i == len(nodes) {
-				break
-			}
-		} else {
-			if k == len(positions) {
-				return // only the changed positions: the list's length is the same
-			}
-			i = int(positions[k])
+	m.nodes.Refresh(lister, nodes, func(_ int, ni *framework.NodeInfo, e *incomingEntry) {
+		e.affinity = 0
+		e.affPairs = zeroed(e.affPairs, len(affinityTerms))
+		e.anti = zeroed(e.anti, len(antiTerms))
+		e.antiPairs = zeroed(e.antiPairs, len(antiTerms))
+		node := ni.Node()
+		if node == nil {
+			return
 		}
-		ni := nodes[i]
-		if i == len(m.entries) {
-			m.entries = append(m.entries, incomingEntry{affPairs: make([]optPair, len(affinityTerms)),
-				anti: make([]int64, len(antiTerms)), antiPairs: make([]optPair, len(antiTerms))})
+		for t := range affinityTerms {
+			v, ok := node.Labels[affinityTerms[t].TopologyKey]
+			e.affPairs[t] = optPair{topologyPair{affinityTerms[t].TopologyKey, v}, ok}
 		}
-		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
-			continue
+		for t := range antiTerms {
+			v, ok := node.Labels[antiTerms[t].TopologyKey]
+			e.antiPairs[t] = optPair{topologyPair{antiTerms[t].TopologyKey, v}, ok}
 		}
-		if e.ni != nil {
-			m.apply(e, -1)
-		}
-		e.ni, e.gen, e.affinity = ni, ni.Generation, 0
-		clear(e.anti)
-		clear(e.affPairs)
-		clear(e.antiPairs)
-		if node := ni.Node(); node != nil {
-			for t := range affinityTerms {
-				v, ok := node.Labels[affinityTerms[t].TopologyKey]
-				e.affPairs[t] = optPair{topologyPair{affinityTerms[t].TopologyKey, v}, ok}
+		for _, existing := range ni.Pods {
+			if matchesAllTerms(affinityTerms, existing.Pod, nil) {
+				e.affinity++
 			}
 			for t := range antiTerms {
-				v, ok := node.Labels[antiTerms[t].TopologyKey]
-				e.antiPairs[t] = optPair{topologyPair{antiTerms[t].TopologyKey, v}, ok}
-			}
-			for _, existing := range ni.Pods {
-				if matchesAllTerms(affinityTerms, existing.Pod, nil) {
-					e.affinity++
-				}
-				for t := range antiTerms {
-					if antiTerms[t].Matches(existing.Pod, nil) {
-						e.anti[t]++
-					}
+				if antiTerms[t].Matches(existing.Pod, nil) {
+					e.anti[t]++
 				}
 			}
 		}
-		m.apply(e, 1)
-	}
-	for i := len(nodes); i < len(m.entries); i++ {
-		if m.entries[i].ni != nil {
-			m.apply(&m.entries[i], -1)
-		}
-	}
-	m.entries = m.entries[:len(nodes)]
+	}, m.apply)
 }
 
-// memos holds the term sets' memos.
-type memos struct {
-	mu    sync.Mutex
-	byKey map[string]*incomingMemo
+// zeroed is s with length n, every element zero (s's array reused when
+// large enough).
+func zeroed[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
-// get returns the memo of a set of terms, locked: call unlock when done.
-func (ms *memos) get(key string) (*incomingMemo, func()) {
-	ms.mu.Lock()
-	if ms.byKey == nil || len(ms.byKey) >= maxMemos {
-		ms.byKey = map[string]*incomingMemo{}
-	}
-	m, ok := ms.byKey[key]
-	if !ok {
-		m = &incomingMemo{affinity: pairCounts{}, anti: pairCounts{}}
-		ms.byKey[key] = m
-	}
-	return m, ms.mu.Unlock
-}
-
-// termsKey is everything a node's contribution depends on besides the
-// node: each term's namespaces (resolved), namespace selector, selector
-// and topology key.
-func termsKey(affinityTerms, antiTerms []framework.AffinityTerm) string {
-	var b strings.Builder
-	write := func(ts []framework.AffinityTerm) {
+// termsKey is everything an incomingEntry depends on besides the node:
+// each term's namespaces (resolved), namespace selector, selector and
+// topology key.
+func termsKey(b []byte, affinityTerms, antiTerms []framework.AffinityTerm) []byte {
+	for _, ts := range [][]framework.AffinityTerm{affinityTerms, antiTerms} {
+		b = framework.AppendSigInt(b, int64(len(ts)))
 		for i := range ts {
-			t := &ts[i]
-			ns := make([]string, 0, t.Namespaces.Len())
-			for n := range t.Namespaces {
-				ns = append(ns, n)
-			}
-			sort.Strings(ns)
-			b.WriteString(strings.Join(ns, ","))
-			b.WriteString(";")
-			b.WriteString(helper.SelectorKey(t.NamespaceSelector))
-			b.WriteString(";")
-			b.WriteString(helper.SelectorKey(t.Selector))
-			b.WriteString(";")
-			b.WriteString(t.TopologyKey)
-			b.WriteString("|")
+			b = helper.AppendAffinityTerm(b, &ts[i])
 		}
 	}
-	write(affinityTerms)
-	b.WriteString("#")
-	write(antiTerms)
-	return b.String()
+	return b
 }
 
-// PreScore's domain scores, kept across cycles in the same way: per pod
-// "shape" (what the per-node contributions depend on besides the node),
-// each node's matching terms and the aggregate.
-
+// scoreContrib is a matching term's weight in a node's domain.
 type scoreContrib struct {
 	pair   topologyPair
 	weight int64
 }
 
+// scoreEntry is one node's part of a scoreMemo.
 type scoreEntry struct {
-	ni      *framework.NodeInfo
-	gen     int64
 	contrib []scoreContrib
 	matches int
 }
 
+// scoreMemo is the memo of one scoreKey.
 type scoreMemo struct {
-	track   helper.ChangeTracker
-	entries []scoreEntry
+	nodes helper.NodeMemo[scoreEntry]
 	// scores aggregates the contributions per key and domain (a domain's
 	// entry goes when its sum is 0 again); matches counts the matching
 	// terms (PreScore skips when there are none, whatever the sums).
 	scores  []keyScores
 	matches int
 }
+
+func newScoreMemo() *scoreMemo { return &scoreMemo{} }
 
 func (m *scoreMemo) apply(e *scoreEntry, sign int64) {
 	m.matches += int(sign) * e.matches
@@ -226,105 +168,50 @@ func (m *scoreMemo) apply(e *scoreEntry, sign int64) {
 	}
 }
 
+// refresh brings the scores up to date with nodes; compute appends a
+// node's contributions to an emptied entry.
 func (m *scoreMemo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, compute func(*framework.NodeInfo, *scoreEntry)) {
-	positions, all := m.track.Since(lister, nodes)
-	for k := 0; ; k++ {
-		var i int
-		if all {
-			if i = k; i == len(nodes) {
-				break
-			}
-		} else {
-			if k == len(positions) {
-				return
-			}
-			i = int(positions[k])
-		}
-		ni := nodes[i]
-		if i == len(m.entries) {
-			m.entries = append(m.entries, scoreEntry{})
-		}
-		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
-			continue
-		}
-		if e.ni != nil {
-			m.apply(e, -1)
-		}
-		e.ni, e.gen, e.contrib, e.matches = ni, ni.Generation, e.contrib[:0], 0
+	m.nodes.Refresh(lister, nodes, func(_ int, ni *framework.NodeInfo, e *scoreEntry) {
+		e.contrib, e.matches = e.contrib[:0], 0
 		compute(ni, e)
-		m.apply(e, 1)
-	}
-	for i := len(nodes); i < len(m.entries); i++ {
-		if m.entries[i].ni != nil {
-			m.apply(&m.entries[i], -1)
-		}
-	}
-	m.entries = m.entries[:len(nodes)]
-}
-
-type scoreMemos struct {
-	mu    sync.Mutex
-	byKey map[string]*scoreMemo
-}
-
-func (ms *scoreMemos) get(key string) (*scoreMemo, func()) {
-	ms.mu.Lock()
-	if ms.byKey == nil || len(ms.byKey) >= maxMemos {
-		ms.byKey = map[string]*scoreMemo{}
-	}
-	m, ok := ms.byKey[key]
-	if !ok {
-		m = &scoreMemo{}
-		ms.byKey[key] = m
-	}
-	return m, ms.mu.Unlock
+	}, m.apply)
 }
 
 // scoreKey is what PreScore's per-node contributions read besides the
 // node: the pod's namespace, labels and namespace labels (existing pods'
 // terms match against them), whether it has preferred terms (then every
 // pod of a node counts), and its preferred terms with their weights.
-func scoreKey(pod *v1.Pod, nsLabels labels.Set, hasPreferred bool, preferred, preferredAnti []framework.WeightedAffinityTerm) string {
-	var b strings.Builder
-	b.WriteString(pod.Namespace)
-	b.WriteString("|")
-	b.WriteString(labels.Set(pod.Labels).String())
-	b.WriteString("|")
-	b.WriteString(nsLabels.String())
-	fmt.Fprintf(&b, "|%v|", hasPreferred)
+func scoreKey(b []byte, pod *v1.Pod, nsLabels labels.Set, hasPreferred bool, preferred, preferredAnti []framework.WeightedAffinityTerm) []byte {
+	b = podKey(b, pod, nsLabels)
+	b = helper.AppendBool(b, hasPreferred)
 	for _, ts := range [][]framework.WeightedAffinityTerm{preferred, preferredAnti} {
-		plain := make([]framework.AffinityTerm, len(ts))
+		b = framework.AppendSigInt(b, int64(len(ts)))
 		for i := range ts {
-			plain[i] = ts[i].AffinityTerm
-			fmt.Fprintf(&b, "%d,", ts[i].Weight)
+			b = framework.AppendSigInt(b, int64(ts[i].Weight))
+			b = helper.AppendAffinityTerm(b, &ts[i].AffinityTerm)
 		}
-		b.WriteString(termsKey(plain, nil))
-		b.WriteString("#")
 	}
-	return b.String()
+	return b
 }
 
-// PreFilter's counts of existing pods' required anti-affinity terms that
-// select the incoming pod, kept across cycles likewise, per pod shape
-// (namespace, labels, namespace labels: what the terms match against).
-
-type antiEntry struct {
-	ni     *framework.NodeInfo
-	gen    int64
-	counts []pairCount
-}
-
+// pairCount is a node's count in one domain.
 type pairCount struct {
 	pair topologyPair
 	n    int64
 }
 
-type antiMemo struct {
-	track   helper.ChangeTracker
-	entries []antiEntry
-	counts  pairCounts
+// antiEntry is one node's part of an antiMemo.
+type antiEntry struct {
+	counts []pairCount
 }
+
+// antiMemo is the memo of one pod shape (podKey).
+type antiMemo struct {
+	nodes  helper.NodeMemo[antiEntry]
+	counts pairCounts
+}
+
+func newAntiMemo() *antiMemo { return &antiMemo{counts: pairCounts{}} }
 
 func (m *antiMemo) apply(e *antiEntry, sign int64) {
 	for _, c := range e.counts {
@@ -332,81 +219,38 @@ func (m *antiMemo) apply(e *antiEntry, sign int64) {
 	}
 }
 
+// refresh brings the counts up to date with nodes.
 func (m *antiMemo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, pod *v1.Pod, nsLabels labels.Set) {
-	positions, all := m.track.Since(lister, nodes)
-	for k := 0; ; k++ {
-		var i int
-		if all {
-			if i = k; i == len(nodes) {
-				break
-			}
-		} else {
-			if k == len(positions) {
-				return
-			}
-			i = int(positions[k])
+	m.nodes.Refresh(lister, nodes, func(_ int, ni *framework.NodeInfo, e *antiEntry) {
+		e.counts = e.counts[:0]
+		node := ni.Node()
+		if node == nil {
+			return
 		}
-		ni := nodes[i]
-		if i == len(m.entries) {
-			m.entries = append(m.entries, antiEntry{})
-		}
-		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
-			continue
-		}
-		if e.ni != nil {
-			m.apply(e, -1)
-		}
-		e.ni, e.gen, e.counts = ni, ni.Generation, e.counts[:0]
-		if node := ni.Node(); node != nil {
-			for _, existing := range ni.PodsWithRequiredAntiAffinity {
-				for t := range existing.RequiredAntiAffinityTerms {
-					term := &existing.RequiredAntiAffinityTerms[t]
-					v, ok := node.Labels[term.TopologyKey]
-					if !ok || !term.Matches(pod, nsLabels) {
-						continue
-					}
-					p := topologyPair{term.TopologyKey, v}
-					j := 0
-					for j < len(e.counts) && e.counts[j].pair != p {
-						j++
-					}
-					if j == len(e.counts) {
-						e.counts = append(e.counts, pairCount{pair: p})
-					}
-					e.counts[j].n++
+		for _, existing := range ni.PodsWithRequiredAntiAffinity {
+			for t := range existing.RequiredAntiAffinityTerms {
+				term := &existing.RequiredAntiAffinityTerms[t]
+				v, ok := node.Labels[term.TopologyKey]
+				if !ok || !term.Matches(pod, nsLabels) {
+					continue
 				}
+				p := topologyPair{term.TopologyKey, v}
+				j := 0
+				for j < len(e.counts) && e.counts[j].pair != p {
+					j++
+				}
+				if j == len(e.counts) {
+					e.counts = append(e.counts, pairCount{pair: p})
+				}
+				e.counts[j].n++
 			}
 		}
-		m.apply(e, 1)
-	}
-	for i := len(nodes); i < len(m.entries); i++ {
-		if m.entries[i].ni != nil {
-			m.apply(&m.entries[i], -1)
-		}
-	}
-	m.entries = m.entries[:len(nodes)]
-}
-
-type antiMemos struct {
-	mu    sync.Mutex
-	byKey map[string]*antiMemo
-}
-
-func (ms *antiMemos) get(key string) (*antiMemo, func()) {
-	ms.mu.Lock()
-	if ms.byKey == nil || len(ms.byKey) >= maxMemos {
-		ms.byKey = map[string]*antiMemo{}
-	}
-	m, ok := ms.byKey[key]
-	if !ok {
-		m = &antiMemo{counts: pairCounts{}}
-		ms.byKey[key] = m
-	}
-	return m, ms.mu.Unlock
+	}, m.apply)
 }
 
 // podKey is what existing pods' terms read of the incoming pod.
-func podKey(pod *v1.Pod, nsLabels labels.Set) string {
-	return pod.Namespace + "|" + labels.Set(pod.Labels).String() + "|" + nsLabels.String()
+func podKey(b []byte, pod *v1.Pod, nsLabels labels.Set) []byte {
+	b = framework.AppendSigString(b, pod.Namespace)
+	b = helper.AppendLabels(b, pod.Labels)
+	return helper.AppendLabels(b, nsLabels)
 }

@@ -31,11 +31,12 @@ const (
 type InterPodAffinity struct {
 	handle framework.Handle
 	args   configv1.InterPodAffinityArgs
-	// memos keep PreFilter's counts of incoming terms across cycles;
-	// scoreMemos PreScore's domain scores.
-	memos      memos
-	scoreMemos scoreMemos
-	antiMemos  antiMemos
+	// memos keep PreFilter's counts of incoming terms across cycles,
+	// antiMemos those of existing pods' anti-affinity against the pod,
+	// scoreMemos PreScore's domain scores (memo.go).
+	memos      helper.MemoSet[incomingMemo]
+	antiMemos  helper.MemoSet[antiMemo]
+	scoreMemos helper.MemoSet[scoreMemo]
 }
 
 var (

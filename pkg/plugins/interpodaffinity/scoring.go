@@ -126,11 +126,12 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 			}
 		}
 	}
-	m, unlock := pl.scoreMemos.get(scoreKey(pod, nsLabels, hasPreferred, preferred, preferredAnti))
+	var key [256]byte
+	m := pl.scoreMemos.Lock(scoreKey(key[:0], pod, nsLabels, hasPreferred, preferred, preferredAnti), newScoreMemo)
 	m.refresh(pl.handle.SnapshotSharedLister(), all, compute)
 	matched := m.matches > 0
 	s := &preScoreState{scores: m.scores}
-	unlock()
+	pl.scoreMemos.Unlock()
 	if !matched {
 		return framework.NewStatus(framework.Skip)
 	}

@@ -106,7 +106,8 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 	// The domain counts come from the shape's memo: only nodes that changed
 	// since its last cycle are counted again. The maps are the memo's, read
 	// only here and in Filter; AddPod/RemovePod work on clones.
-	m, unlock := pl.memos.get(shapeKey(pod, cs), topologyKeys(cs))
+	var key [256]byte
+	m := pl.memos.Lock(memoKey(key[:0], filterMemo, pod, cs), func() *memo { return newMemo(topologyKeys(cs)) })
 	s.memo = m
 	m.refresh(pl.handle.SnapshotSharedLister(), nodes, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
@@ -120,7 +121,7 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 		}
 	})
 	copy(s.counts, m.counts)
-	unlock()
+	pl.memos.Unlock()
 	for i := range cs {
 		s.paths[i] = newCriticalPaths()
 		for v, n := range s.counts[i] {
@@ -177,13 +178,7 @@ func (pl *PodTopologySpread) Filter(_ context.Context, state *framework.CycleSta
 	s := d.(*preFilterState)
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		v, ok, known := "", false, false
-		if s.memo != nil {
-			v, ok, known = s.memo.at(ni, i)
-		}
-		if !known {
-			v, ok = ni.Node().Labels[c.TopologyKey]
-		}
+		v, ok, _ := s.memo.label(ni, i, c.TopologyKey)
 		if !ok {
 			return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNodeLabelNotMatch)
 		}

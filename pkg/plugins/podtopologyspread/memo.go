@@ -2,8 +2,6 @@ package podtopologyspread
 
 import (
 	"encoding/json"
-	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -11,17 +9,11 @@ import (
 	"github.com/kubesched/kubesched/pkg/plugins/helper"
 )
 
-// PreFilter's domain counts, kept across cycles. Counting every node's
-// matching pods for every pod costs O(nodes) label lookups and selector
-// matches per cycle, and almost every node is unchanged since the previous
-// cycle of a pod of the same shape (same namespace, constraints and node
-// inclusion). A memo keeps, per shape, each node's contribution and the
-// aggregate; a cycle recomputes only the nodes whose NodeInfo changed
-// (another pointer at that position of the snapshot's list, or another
-// generation) and adjusts the aggregate by the difference.
-
-// maxMemos bounds how many shapes are remembered; beyond, all are dropped.
-const maxMemos = 64
+// PreFilter's and PreScore's domain counts, kept across cycles in memos
+// (helper.NodeMemo), one per pod shape (memoKey: what a node's
+// contribution depends on besides the node): each keeps every node's
+// contribution and the aggregate, and a cycle recounts only the nodes that
+// changed since the shape's last one.
 
 // contribution is one node's part for one constraint.
 type contribution struct {
@@ -30,25 +22,18 @@ type contribution struct {
 	pods    int
 }
 
-type memoEntry struct {
-	ni      *framework.NodeInfo
-	gen     int64
-	contrib []contribution
-}
-
 // memo is the state of one pod shape.
 type memo struct {
-	// track says which positions changed since the last refresh.
-	track   helper.ChangeTracker
-	entries []memoEntry
-	// counts[i] maps a domain of constraint i to its matching pods; nodes[i]
-	// to the number of counted nodes in it (a domain exists while > 0).
-	counts []map[string]int
-	nodes  []map[string]int
+	// nodes holds each node's contribution per constraint.
+	nodes helper.NodeMemo[[]contribution]
+	// counts[i] maps a domain of constraint i to its matching pods;
+	// domains[i] to the number of counted nodes in it (a domain exists
+	// while > 0).
+	counts  []map[string]int
+	domains []map[string]int
 	// labels holds, per position in the node list, each constraint key's
 	// label value (and whether the node has it): Filter and Score read
-	// them by NodeInfo.Index instead of the node's label map, which is the
-	// per-node memory access that dominated their cost.
+	// them by position instead of from the node's label map.
 	labels nodeLabels
 }
 
@@ -85,14 +70,27 @@ func (l *nodeLabels) set(i int, ni *framework.NodeInfo) {
 	}
 }
 
-// at returns key k's value on ni if position ni.Index of entries is ni.
-func (m *memo) at(ni *framework.NodeInfo, k int) (string, bool, bool) {
-	i := ni.Index
-	if i < 0 || i >= len(m.entries) || m.entries[i].ni != ni || m.entries[i].gen != ni.Generation {
+// at returns key k's value on ni if the memo holds ni as it is now.
+func (m *memo) at(ni *framework.NodeInfo, k int) (v string, ok, known bool) {
+	i := m.nodes.Position(ni)
+	if i < 0 {
 		return "", false, false
 	}
 	j := i*len(m.labels.keys) + k
 	return m.labels.vals[j], m.labels.has[j], true
+}
+
+// label is constraint k's key (key) value on ni, and whether ni has it:
+// from the memo (m may be nil) when it holds ni as it is now (known),
+// else from ni's labels.
+func (m *memo) label(ni *framework.NodeInfo, k int, key string) (v string, ok, known bool) {
+	if m != nil {
+		if v, ok, known = m.at(ni, k); known {
+			return v, ok, true
+		}
+	}
+	v, ok = ni.Node().Labels[key]
+	return v, ok, false
 }
 
 // hasAll reports whether ni has every constraint's key, from the memo
@@ -112,126 +110,88 @@ func (m *memo) hasAll(ni *framework.NodeInfo, cs []constraint) bool {
 
 func newMemo(keys []string) *memo {
 	constraints := len(keys)
-	m := &memo{counts: make([]map[string]int, constraints), nodes: make([]map[string]int, constraints),
+	m := &memo{counts: make([]map[string]int, constraints), domains: make([]map[string]int, constraints),
 		labels: nodeLabels{keys: keys, intern: map[string]string{}}}
 	for i := range m.counts {
-		m.counts[i], m.nodes[i] = map[string]int{}, map[string]int{}
+		m.counts[i], m.domains[i] = map[string]int{}, map[string]int{}
 	}
 	return m
 }
 
-func (m *memo) apply(c []contribution, sign int) {
-	for i := range c {
-		if !c[i].counted {
+func (m *memo) apply(c *[]contribution, sign int64) {
+	for i, c := range *c {
+		if !c.counted {
 			continue
 		}
-		v := c[i].value
-		m.counts[i][v] += sign * c[i].pods
-		m.nodes[i][v] += sign
-		if m.nodes[i][v] == 0 {
-			delete(m.nodes[i], v)
-			delete(m.counts[i], v)
+		m.counts[i][c.value] += int(sign) * c.pods
+		m.domains[i][c.value] += int(sign)
+		if m.domains[i][c.value] == 0 {
+			delete(m.domains[i], c.value)
+			delete(m.counts[i], c.value)
 		}
 	}
 }
 
 // refresh brings the aggregate up to date with nodes (lister's List),
-// calling compute for the nodes that changed since the last cycle: the
-// positions lister logged as changed, or every position when it can't
-// tell.
+// calling compute, with a zeroed contribution per constraint, for the
+// nodes that changed since the last cycle.
 func (m *memo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, compute func(ni *framework.NodeInfo, into []contribution)) {
-	visit := func(i int, ni *framework.NodeInfo) {
-		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
-			return
+	m.nodes.Refresh(lister, nodes, func(i int, ni *framework.NodeInfo, c *[]contribution) {
+		if *c == nil {
+			*c = make([]contribution, len(m.counts))
+		} else {
+			clear(*c)
 		}
-		if e.ni != nil {
-			m.apply(e.contrib, -1)
-		}
-		e.ni, e.gen = ni, ni.Generation
-		clear(e.contrib)
-		compute(ni, e.contrib)
-		m.apply(e.contrib, 1)
+		compute(ni, *c)
 		m.labels.set(i, ni)
-	}
-	if positions, all := m.track.Since(lister, nodes); !all {
-		for _, i := range positions {
-			visit(int(i), nodes[i])
-		}
-		return
-	}
-	for i, ni := range nodes {
-		if i == len(m.entries) {
-			m.entries = append(m.entries, memoEntry{contrib: make([]contribution, len(m.counts))})
-		}
-		visit(i, ni)
-	}
-	for i := len(nodes); i < len(m.entries); i++ {
-		if m.entries[i].ni != nil {
-			m.apply(m.entries[i].contrib, -1)
-		}
-	}
-	m.entries = m.entries[:len(nodes)]
+	}, m.apply)
 }
 
-// memos holds the shapes' memos.
-type memos struct {
-	mu    sync.Mutex
-	byKey map[string]*memo
+// contributionAt is constraint k's contribution of ni, which must be held
+// (at returned known).
+func (m *memo) contributionAt(ni *framework.NodeInfo, k int) contribution {
+	return (*m.nodes.Entry(ni.Index))[k]
 }
 
-// get returns the memo of a shape (whose constraints have these topology
-// keys), locked: call the returned unlock when done.
-func (ms *memos) get(key string, keys []string) (*memo, func()) {
-	ms.mu.Lock()
-	if ms.byKey == nil || len(ms.byKey) >= maxMemos {
-		ms.byKey = map[string]*memo{}
-	}
-	m, ok := ms.byKey[key]
-	if !ok {
-		m = newMemo(keys)
-		ms.byKey[key] = m
-	}
-	return m, ms.mu.Unlock
-}
+// Which count a memo keeps: PreFilter's, or PreScore's (whose rules
+// differ, and differ again when every key is required).
+const (
+	filterMemo byte = iota
+	scoreMemo
+	scoreMemoRequireAll
+)
 
-// shapeKey is everything a node's contribution depends on besides the
-// node: the namespace, the constraints (selectors with matchLabelKeys
-// merged, keys, policies) and, when a policy is Honor, the pod's node
-// selection and tolerations.
-func shapeKey(pod *v1.Pod, cs []constraint) string {
-	var b strings.Builder
-	b.WriteString(pod.Namespace)
+// memoKey is everything a node's contribution depends on besides the
+// node: which count, the namespace, the constraints (selectors with
+// matchLabelKeys merged, keys, policies) and, when a policy is Honor, the
+// pod's node selection and tolerations.
+func memoKey(b []byte, kind byte, pod *v1.Pod, cs []constraint) []byte {
+	b = append(b, kind)
+	b = framework.AppendSigString(b, pod.Namespace)
+	b = framework.AppendSigInt(b, int64(len(cs)))
 	affinity, taints := false, false
 	for i := range cs {
 		c := &cs[i]
-		b.WriteString("|")
-		b.WriteString(c.TopologyKey)
-		b.WriteString(";")
-		b.WriteString(helper.SelectorKey(c.Selector))
-		b.WriteString(";")
-		b.WriteString(string(c.NodeAffinityPolicy))
-		b.WriteString(";")
-		b.WriteString(string(c.NodeTaintsPolicy))
+		b = framework.AppendSigString(b, c.TopologyKey)
+		b = helper.AppendSelector(b, c.Selector)
+		b = framework.AppendSigString(b, string(c.NodeAffinityPolicy))
+		b = framework.AppendSigString(b, string(c.NodeTaintsPolicy))
 		affinity = affinity || c.NodeAffinityPolicy == v1.NodeInclusionPolicyHonor
 		taints = taints || c.NodeTaintsPolicy == v1.NodeInclusionPolicyHonor
 	}
+	b = helper.AppendBool(b, affinity)
 	if affinity {
 		var required *v1.NodeSelector
 		if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 			required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 		}
-		js, _ := json.Marshal(struct {
-			S map[string]string
-			R *v1.NodeSelector
-		}{pod.Spec.NodeSelector, required})
-		b.WriteString("|a")
-		b.Write(js)
+		b = helper.AppendLabels(b, pod.Spec.NodeSelector)
+		js, _ := json.Marshal(required)
+		b = framework.AppendSigBytes(b, js)
 	}
+	b = helper.AppendBool(b, taints)
 	if taints {
-		js, _ := json.Marshal(pod.Spec.Tolerations)
-		b.WriteString("|t")
-		b.Write(js)
+		b = framework.AppendSigTolerations(b, pod.Spec.Tolerations)
 	}
-	return b.String()
+	return b
 }

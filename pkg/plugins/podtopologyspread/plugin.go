@@ -44,7 +44,9 @@ type PodTopologySpread struct {
 	handle             framework.Handle
 	defaultConstraints []v1.TopologySpreadConstraint
 	systemDefaulted    bool
-	memos              memos
+	// memos keep PreFilter's and PreScore's domain counts across cycles
+	// (memo.go).
+	memos helper.MemoSet[memo]
 	// comparison: Gt and Lt tolerations compare values
 	// (TaintTolerationComparisonOperators), for nodeTaintsPolicy Honor.
 	comparison bool

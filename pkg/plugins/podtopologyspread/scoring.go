@@ -3,7 +3,6 @@ package podtopologyspread
 import (
 	"context"
 	"math"
-	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -62,8 +61,13 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 	// PreFilter (a shape of its own: PreScore's rules differ): only nodes
 	// that changed since the shape's last cycle are counted again. The
 	// system default spreading of every Service-backed pod needs this.
-	m, unlock := pl.memos.get("score|"+strconv.FormatBool(requireAll)+"|"+shapeKey(pod, cs), topologyKeys(cs))
-	defer unlock()
+	kind := scoreMemo
+	if requireAll {
+		kind = scoreMemoRequireAll
+	}
+	var key [256]byte
+	m := pl.memos.Lock(memoKey(key[:0], kind, pod, cs), func() *memo { return newMemo(topologyKeys(cs)) })
+	defer pl.memos.Unlock()
 	m.refresh(pl.handle.SnapshotSharedLister(), all, func(ni *framework.NodeInfo, into []contribution) {
 		node := ni.Node()
 		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
@@ -98,10 +102,7 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 			// A node without the key (possible only with system defaults)
 			// makes a "" domain: it counts toward the topology's size, as
 			// upstream's, though Score never reads it.
-			v, _, known := m.at(ni, i)
-			if !known {
-				v = ni.Node().Labels[cs[i].TopologyKey]
-			}
+			v, _, _ := m.label(ni, i, cs[i].TopologyKey)
 			if _, seen := s.counts[i][v]; !seen {
 				s.counts[i][v] = 0
 				sizes[i]++
@@ -138,13 +139,7 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleStat
 	var score float64
 	for i := range s.constraints {
 		c := &s.constraints[i]
-		v, ok, known := "", false, false
-		if s.memo != nil {
-			v, ok, known = s.memo.at(ni, i)
-		}
-		if !known {
-			v, ok = ni.Node().Labels[c.TopologyKey]
-		}
+		v, ok, known := s.memo.label(ni, i, c.TopologyKey)
 		if !ok {
 			continue
 		}
@@ -153,7 +148,7 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleStat
 		case c.TopologyKey != v1.LabelHostname:
 			cnt = s.counts[i][v]
 		case known && ni.Node() != nil:
-			cnt = int64(s.memo.entries[ni.Index].contrib[i].pods)
+			cnt = int64(s.memo.contributionAt(ni, i).pods)
 		default:
 			cnt = int64(countMatching(ni.Pods, c.Selector, pod.Namespace))
 		}
