@@ -80,6 +80,9 @@ type Scheduler struct {
 	failedBuf []nodeStatus
 	// feasibleBuf backs findNodesThatPassFilters' result (one cycle's).
 	feasibleBuf []*framework.NodeInfo
+	// scoreBuf backs prioritizeNodes' result (one cycle's: selectHost
+	// reads it before the next cycle scores).
+	scoreBuf runtime.ScoreBuffers
 
 	bindings sync.WaitGroup
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).
