@@ -24,7 +24,7 @@ type Snapshot struct {
 	// marks before validFrom (the last rebuild of the list) are stale.
 	// gens[i] is nodeInfoList[i].Generation, kept beside the list so a
 	// pass over many nodes can check generations without touching each
-	// NodeInfo (framework.NodeGenerations).
+	// NodeInfo (Generations).
 	gens       []int64
 	maintained bool // by Cache.UpdateSnapshot, the only writer of its NodeInfos
 
@@ -56,7 +56,8 @@ func (s *Snapshot) WithoutChangeLog() *Snapshot {
 	return s
 }
 
-// Generations implements framework.NodeGenerations; nil for a snapshot
+// Generations are the generations of List's NodeInfos, in its order (the
+// runtime's NodeGenerations); nil for a snapshot
 // built from NodeInfos its caller may change (NewSnapshot).
 func (s *Snapshot) Generations() []int64 {
 	if !s.maintained {

@@ -251,6 +251,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			DRAManager:    s.dra,
 
 			EquivalenceCache: !o.noEquivalenceCache,
+			NodeGenerations:  s.snapshot,
 			AsyncPreemption:  o.asyncPreemption && !o.syncPreemption,
 			Features:         o.pluginFeatures,
 		})

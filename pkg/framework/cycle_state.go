@@ -39,10 +39,6 @@ type CycleState struct {
 	// it once (requests, host ports, affinity terms), when the scheduler
 	// knows it; plugins read it through PodInfoOf.
 	PodInfo *PodInfo
-	// Equivalence is the runtime's handle on its equivalence cache for
-	// this cycle (nil: not used). Plugins never touch it; Clone drops it,
-	// so speculative evaluations (preemption) run uncached.
-	Equivalence any
 }
 
 type stateEntry struct {

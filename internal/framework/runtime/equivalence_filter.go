@@ -57,21 +57,17 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 	return nil
 }
 
-// listGenerations returns the generations the snapshot keeps beside its
-// list when nodes is that list itself (not a subset PreFilter left):
+// listGenerations returns the generations Options.NodeGenerations keeps
+// beside its list when nodes is that list itself (not a subset PreFilter left):
 // then position j of nodes is Index j and its generation is gens[j], and
 // a pass reads neither from the NodeInfo. Else nil.
 func (f *Framework) listGenerations(nodes []*framework.NodeInfo) []int64 {
-	if f.opts.Snapshot == nil || len(nodes) == 0 {
-		return nil
-	}
-	nl := f.opts.Snapshot.NodeInfos()
-	ng, ok := nl.(framework.NodeGenerations)
-	if !ok {
+	ng := f.opts.NodeGenerations
+	if ng == nil || len(nodes) == 0 {
 		return nil
 	}
 	gens := ng.Generations()
-	list, _ := nl.List()
+	list, _ := ng.List()
 	if len(gens) != len(nodes) || len(list) != len(nodes) || &list[0] != &nodes[0] {
 		return nil
 	}

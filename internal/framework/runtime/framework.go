@@ -52,6 +52,10 @@ type Options struct {
 	// equivalence.go): the same decisions, computed once per class of pods
 	// and node generation.
 	EquivalenceCache bool
+	// NodeGenerations, when set, is Snapshot's node list with the
+	// generations kept beside it: the equivalence cache checks a pass over
+	// the whole list against them without touching each NodeInfo.
+	NodeGenerations NodeGenerations
 	// World deletes preemption victims and clears nominations; nil makes
 	// both no-ops (explain, tests).
 	World interface {
@@ -74,6 +78,14 @@ type Options struct {
 	// DRAManager is the scheduler-wide state of device allocation, shared
 	// by the profiles.
 	DRAManager framework.DRAManager
+}
+
+// NodeGenerations is a node list that keeps its generations beside it:
+// Generations()[i] is the Generation of List()[i], or Generations() is nil
+// when the list keeps none. internal/cache's Snapshot is one.
+type NodeGenerations interface {
+	List() ([]*framework.NodeInfo, error)
+	Generations() []int64
 }
 
 type weightedScore struct {

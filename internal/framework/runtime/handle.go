@@ -54,19 +54,28 @@ func (f *Framework) VolumeWriter() framework.VolumeWriter {
 	return f.opts.World
 }
 
-// NodeDetails collects what the NodeDetailer plugins say a feasible node
-// would give the pod (explain), in the order of the plugins' names.
+// nodeDetailer is a plugin that can say what a feasible node would give
+// the pod, for explain (DynamicResources: the devices it would allocate).
+// It is the runtime's question, not an extension point of the plugin API:
+// a plugin answers it by having the method.
+type nodeDetailer interface {
+	NodeDetails(state *framework.CycleState, nodeName string) []string
+}
+
+// NodeDetails collects what the plugins with a NodeDetails method say a
+// feasible node would give the pod (explain), in the order of the
+// plugins' names.
 func (f *Framework) NodeDetails(state *framework.CycleState, nodeName string) []string {
 	names := make([]string, 0, len(f.plugins))
 	for n, pl := range f.plugins {
-		if _, ok := pl.(framework.NodeDetailer); ok {
+		if _, ok := pl.(nodeDetailer); ok {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
 	var out []string
 	for _, n := range names {
-		out = append(out, f.plugins[n].(framework.NodeDetailer).NodeDetails(state, nodeName)...)
+		out = append(out, f.plugins[n].(nodeDetailer).NodeDetails(state, nodeName)...)
 	}
 	return out
 }
