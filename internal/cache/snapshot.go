@@ -68,7 +68,7 @@ func (s *Snapshot) Generations() []int64 {
 
 // changed records that the NodeInfo at position i was updated in place.
 func (s *Snapshot) changed(i int) {
-	s.gens[i] = s.nodeInfoList[i].Generation
+	s.gens[i] = s.nodeInfoList[i].Generation()
 	if len(s.log) == maxChangeLog {
 		half := maxChangeLog / 2
 		s.log = append(s.log[:0], s.log[half:]...)
@@ -96,11 +96,8 @@ func NewEmptySnapshot() *Snapshot {
 // NewSnapshot builds a snapshot straight from NodeInfos (tests, explain).
 func NewSnapshot(infos ...*framework.NodeInfo) *Snapshot {
 	// Built from NodeInfos its caller may go on changing: no change log.
-	s := &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
-	for _, ni := range infos {
-		s.nodeInfoMap[ni.NodeName()] = ni
-	}
-	s.rebuildList()
+	// The image states are set first: setting them gives each NodeInfo a
+	// new generation, which the list below records.
 	counts := map[string]*framework.ImageStateSummary{}
 	for _, ni := range infos {
 		for _, img := range ni.Node().Status.Images {
@@ -113,13 +110,19 @@ func NewSnapshot(infos ...*framework.NodeInfo) *Snapshot {
 		}
 	}
 	for _, ni := range infos {
-		ni.ImageStates = map[string]*framework.ImageStateSummary{}
+		states := map[string]*framework.ImageStateSummary{}
 		for _, img := range ni.Node().Status.Images {
 			for _, name := range img.Names {
-				ni.ImageStates[name] = counts[name]
+				states[name] = counts[name]
 			}
 		}
+		ni.SetImageStates(states)
 	}
+	s := &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
+	for _, ni := range infos {
+		s.nodeInfoMap[ni.NodeName()] = ni
+	}
+	s.rebuildList()
 	return s
 }
 
@@ -143,8 +146,8 @@ func (s *Snapshot) rebuildList() {
 	}
 	s.gens = s.gens[:0]
 	for i, ni := range s.nodeInfoList {
-		ni.Index = i
-		s.gens = append(s.gens, ni.Generation)
+		ni.SetIndex(i)
+		s.gens = append(s.gens, ni.Generation())
 	}
 	s.rebuilt()
 	s.rebuildAffinityLists()
@@ -155,10 +158,10 @@ func (s *Snapshot) rebuildAffinityLists() {
 	s.havePodsWithAffinity = s.havePodsWithAffinity[:0]
 	s.havePodsWithRequiredAntiAffinity = s.havePodsWithRequiredAntiAffinity[:0]
 	for _, ni := range s.nodeInfoList {
-		if len(ni.PodsWithAffinity) > 0 {
+		if len(ni.PodsWithAffinity()) > 0 {
 			s.havePodsWithAffinity = append(s.havePodsWithAffinity, ni)
 		}
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+		if len(ni.PodsWithRequiredAntiAffinity()) > 0 {
 			s.havePodsWithRequiredAntiAffinity = append(s.havePodsWithRequiredAntiAffinity, ni)
 		}
 	}

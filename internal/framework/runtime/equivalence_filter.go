@@ -97,7 +97,7 @@ func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.Cyc
 		if gens != nil {
 			idx, gen = j, gens[j]
 		} else {
-			idx, gen = nodes[j].Index, nodes[j].Generation
+			idx, gen = nodes[j].Index(), nodes[j].Generation()
 		}
 		if idx >= 0 && idx < len(entries) && entries[idx].gen == gen && entries[idx].filtered >= all {
 			statuses[i] = entries[idx].rejection

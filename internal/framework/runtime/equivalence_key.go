@@ -110,12 +110,12 @@ func resize[T any](s []T, n int) []T {
 // entry returns the entry of ni, reset if it is of another generation;
 // nil when ni has no place in the class.
 func (cy *eqCycle) entry(ni *framework.NodeInfo) *eqEntry {
-	if ni.Index < 0 || ni.Index >= len(cy.class.entries) {
+	if ni.Index() < 0 || ni.Index() >= len(cy.class.entries) {
 		return nil
 	}
-	e := &cy.class.entries[ni.Index]
-	if e.gen != ni.Generation {
-		*e = eqEntry{gen: ni.Generation}
+	e := &cy.class.entries[ni.Index()]
+	if e.gen != ni.Generation() {
+		*e = eqEntry{gen: ni.Generation()}
 	}
 	return e
 }

@@ -10,20 +10,20 @@ import (
 
 // holds tells whether ni has a place in the cycle's class.
 func (cy *eqCycle) holds(ni *framework.NodeInfo) bool {
-	return ni.Index >= 0 && ni.Index < len(cy.class.entries)
+	return ni.Index() >= 0 && ni.Index() < len(cy.class.entries)
 }
 
 // cachedScore returns the raw score of the cached score plugin pl (at
 // slot) on ni, which the class holds, computing and recording it when the
 // class has none for ni's generation.
 func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, slot int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle) (int64, *framework.Status) {
-	cell := &cy.class.scores[ni.Index*f.eq.numScore+slot]
-	if cell.gen == ni.Generation {
+	cell := &cy.class.scores[ni.Index()*f.eq.numScore+slot]
+	if cell.gen == ni.Generation() {
 		return cell.score, nil
 	}
 	s, st := runScore(ctx, pl, state, pod, ni)
 	if st.IsSuccess() {
-		*cell = scoreCell{gen: ni.Generation, score: s}
+		*cell = scoreCell{gen: ni.Generation(), score: s}
 	}
 	return s, st
 }
@@ -54,9 +54,9 @@ func (f *Framework) scoresCached(cy *eqCycle, nodes []*framework.NodeInfo, slots
 // haveScores tells whether the class holds the scores of slots on ni,
 // which it holds.
 func (f *Framework) haveScores(cy *eqCycle, ni *framework.NodeInfo, slots []int) bool {
-	cells := cy.class.scores[ni.Index*f.eq.numScore:]
+	cells := cy.class.scores[ni.Index()*f.eq.numScore:]
 	for _, s := range slots {
-		if cells[s].gen != ni.Generation {
+		if cells[s].gen != ni.Generation() {
 			return false
 		}
 	}
@@ -102,9 +102,9 @@ func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.Cycl
 		if !cy.holds(ni) {
 			return nil, false
 		}
-		e := &entries[ni.Index]
-		if e.gen != ni.Generation {
-			*e = eqEntry{gen: ni.Generation}
+		e := &entries[ni.Index()]
+		if e.gen != ni.Generation() {
+			*e = eqEntry{gen: ni.Generation()}
 		}
 		summedOK, normOK := e.partialSet == set, f.haveScores(cy, ni, normSlots)
 		if !summedOK || !normOK {
@@ -119,7 +119,7 @@ func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.Cycl
 				return nil, false
 			}
 		}
-		cells := cy.class.scores[ni.Index*f.eq.numScore:]
+		cells := cy.class.scores[ni.Index()*f.eq.numScore:]
 		for k, s := range normSlots {
 			lists[k][i] = framework.NodeScore{Name: ni.NodeName(), Score: cells[s].score}
 		}

@@ -93,13 +93,13 @@ func (m *incomingMemo) refresh(lister framework.SharedLister, nodes []*framework
 				anti: make([]int64, len(antiTerms)), antiPairs: make([]optPair, len(antiTerms))})
 		}
 		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
+		if e.ni == ni && e.gen == ni.Generation() {
 			continue
 		}
 		if e.ni != nil {
 			m.apply(e, -1)
 		}
-		e.ni, e.gen, e.affinity = ni, ni.Generation, 0
+		e.ni, e.gen, e.affinity = ni, ni.Generation(), 0
 		clear(e.anti)
 		clear(e.affPairs)
 		clear(e.antiPairs)
@@ -112,7 +112,7 @@ func (m *incomingMemo) refresh(lister framework.SharedLister, nodes []*framework
 				v, ok := node.Labels[antiTerms[t].TopologyKey]
 				e.antiPairs[t] = optPair{topologyPair{antiTerms[t].TopologyKey, v}, ok}
 			}
-			for _, existing := range ni.Pods {
+			for _, existing := range ni.Pods() {
 				if matchesAllTerms(affinityTerms, existing.Pod, nil) {
 					e.affinity++
 				}
@@ -245,13 +245,13 @@ func (m *scoreMemo) refresh(lister framework.SharedLister, nodes []*framework.No
 			m.entries = append(m.entries, scoreEntry{})
 		}
 		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
+		if e.ni == ni && e.gen == ni.Generation() {
 			continue
 		}
 		if e.ni != nil {
 			m.apply(e, -1)
 		}
-		e.ni, e.gen, e.contrib, e.matches = ni, ni.Generation, e.contrib[:0], 0
+		e.ni, e.gen, e.contrib, e.matches = ni, ni.Generation(), e.contrib[:0], 0
 		compute(ni, e)
 		m.apply(e, 1)
 	}
@@ -351,15 +351,15 @@ func (m *antiMemo) refresh(lister framework.SharedLister, nodes []*framework.Nod
 			m.entries = append(m.entries, antiEntry{})
 		}
 		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
+		if e.ni == ni && e.gen == ni.Generation() {
 			continue
 		}
 		if e.ni != nil {
 			m.apply(e, -1)
 		}
-		e.ni, e.gen, e.counts = ni, ni.Generation, e.counts[:0]
+		e.ni, e.gen, e.counts = ni, ni.Generation(), e.counts[:0]
 		if node := ni.Node(); node != nil {
-			for _, existing := range ni.PodsWithRequiredAntiAffinity {
+			for _, existing := range ni.PodsWithRequiredAntiAffinity() {
 				for t := range existing.RequiredAntiAffinityTerms {
 					term := &existing.RequiredAntiAffinityTerms[t]
 					v, ok := node.Labels[term.TopologyKey]

@@ -81,8 +81,8 @@ func changeCluster(t *testing.T, r *rand.Rand, nodes []*framework.NodeInfo, next
 		ni.AddPod(p.Obj())
 	case op == 2: // a pod goes
 		ni := nodes[r.Intn(len(nodes))]
-		if len(ni.Pods) > 0 {
-			if err := ni.RemovePod(ni.Pods[r.Intn(len(ni.Pods))].Pod); err != nil {
+		if len(ni.Pods()) > 0 {
+			if err := ni.RemovePod(ni.Pods()[r.Intn(len(ni.Pods()))].Pod); err != nil {
 				t.Fatal(err)
 			}
 		}

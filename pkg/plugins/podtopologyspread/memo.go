@@ -87,8 +87,8 @@ func (l *nodeLabels) set(i int, ni *framework.NodeInfo) {
 
 // at returns key k's value on ni if position ni.Index of entries is ni.
 func (m *memo) at(ni *framework.NodeInfo, k int) (string, bool, bool) {
-	i := ni.Index
-	if i < 0 || i >= len(m.entries) || m.entries[i].ni != ni || m.entries[i].gen != ni.Generation {
+	i := ni.Index()
+	if i < 0 || i >= len(m.entries) || m.entries[i].ni != ni || m.entries[i].gen != ni.Generation() {
 		return "", false, false
 	}
 	j := i*len(m.labels.keys) + k
@@ -142,13 +142,13 @@ func (m *memo) apply(c []contribution, sign int) {
 func (m *memo) refresh(lister framework.SharedLister, nodes []*framework.NodeInfo, compute func(ni *framework.NodeInfo, into []contribution)) {
 	visit := func(i int, ni *framework.NodeInfo) {
 		e := &m.entries[i]
-		if e.ni == ni && e.gen == ni.Generation {
+		if e.ni == ni && e.gen == ni.Generation() {
 			return
 		}
 		if e.ni != nil {
 			m.apply(e.contrib, -1)
 		}
-		e.ni, e.gen = ni, ni.Generation
+		e.ni, e.gen = ni, ni.Generation()
 		clear(e.contrib)
 		compute(ni, e.contrib)
 		m.apply(e.contrib, 1)

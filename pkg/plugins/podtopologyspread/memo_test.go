@@ -64,8 +64,8 @@ func TestMemoizedCountsEqualARecount(t *testing.T) {
 			ni.AddPod(st.MakePod().Name(fmt.Sprintf("x%d", step)).Label("app", app).Node(ni.NodeName()).Obj())
 		case op == 2: // a pod goes
 			ni := nodes[r.Intn(len(nodes))]
-			if len(ni.Pods) > 0 {
-				if err := ni.RemovePod(ni.Pods[r.Intn(len(ni.Pods))].Pod); err != nil {
+			if len(ni.Pods()) > 0 {
+				if err := ni.RemovePod(ni.Pods()[r.Intn(len(ni.Pods()))].Pod); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -162,8 +162,8 @@ func TestMemoizedScoringCountsEqualARecount(t *testing.T) {
 			ni.AddPod(st.MakePod().Name(fmt.Sprintf("x%d", step)).Label("app", app).Node(ni.NodeName()).Obj())
 		case op == 2:
 			ni := nodes[r.Intn(len(nodes))]
-			if len(ni.Pods) > 0 {
-				if err := ni.RemovePod(ni.Pods[r.Intn(len(ni.Pods))].Pod); err != nil {
+			if len(ni.Pods()) > 0 {
+				if err := ni.RemovePod(ni.Pods()[r.Intn(len(ni.Pods()))].Pod); err != nil {
 					t.Fatal(err)
 				}
 			}
