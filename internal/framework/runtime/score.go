@@ -96,16 +96,22 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 
 // RunScorePlugins scores every node with every non-skipped Score plugin in
 // parallel over nodes, normalizes per plugin, and applies the weights.
-// The result is the caller's (made for this call).
-func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
-	return f.runScorePlugins(ctx, state, pod, nodes, true, &ScoreBuffers{})
+// The result lives in buf until buf is passed to another pass; a nil buf
+// makes the result the caller's alone.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, buf *ScoreBuffers) ([]framework.NodePluginScores, *framework.Status) {
+	if buf == nil {
+		buf = &ScoreBuffers{}
+	}
+	return f.runScorePlugins(ctx, state, pod, nodes, true, buf)
 }
 
 // RunScorePluginsTotals is RunScorePlugins without the per-plugin scores
 // (Scores is nil): what selecting a host needs, without writing a name per
-// plugin per node every cycle. The result lives in buf, until buf is
-// passed to another pass.
+// plugin per node every cycle.
 func (f *Framework) RunScorePluginsTotals(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, buf *ScoreBuffers) ([]framework.NodePluginScores, *framework.Status) {
+	if buf == nil {
+		buf = &ScoreBuffers{}
+	}
 	return f.runScorePlugins(ctx, state, pod, nodes, false, buf)
 }
 
