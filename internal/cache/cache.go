@@ -122,7 +122,7 @@ func (c *Cache) removePodLocked(pod *v1.Pod) error {
 	if err := it.info.RemovePod(pod); err != nil {
 		return err
 	}
-	if len(it.info.Pods) == 0 && it.info.Node() == nil {
+	if len(it.info.Pods()) == 0 && it.info.Node() == nil {
 		c.unlink(pod.Spec.NodeName)
 	} else {
 		c.moveToHead(pod.Spec.NodeName)
@@ -270,7 +270,7 @@ func (c *Cache) RemoveNode(node *v1.Node) error {
 	}
 	c.removeImages(it.info.Node())
 	c.nodeSetChanged = true
-	if len(it.info.Pods) == 0 {
+	if len(it.info.Pods()) == 0 {
 		c.unlink(node.Name)
 	} else {
 		it.info.RemoveNode()
@@ -337,29 +337,31 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 	rebuild := c.nodeSetChanged
 	affinityChanged := false
 	copied := 0
-	for it := c.head; it != nil && it.info.Generation > snapGen; it = it.next {
+	for it := c.head; it != nil && it.info.Generation() > snapGen; it = it.next {
 		name := it.info.NodeName()
 		if name == "" {
 			continue // node gone; its entry leaves the snapshot on rebuild
 		}
 		ni := it.info.Snapshot()
-		ni.ImageStates = c.imageSummaries(it.info.Node())
+		// The copy's image states are the cluster's now, not the cache
+		// NodeInfo's (which has none): other content, a new generation.
+		ni.SetImageStates(c.imageSummaries(it.info.Node()))
 		copied++
 		if old, ok := s.nodeInfoMap[name]; ok {
-			if (len(old.PodsWithAffinity) > 0) != (len(ni.PodsWithAffinity) > 0) ||
-				(len(old.PodsWithRequiredAntiAffinity) > 0) != (len(ni.PodsWithRequiredAntiAffinity) > 0) {
+			if (len(old.PodsWithAffinity()) > 0) != (len(ni.PodsWithAffinity()) > 0) ||
+				(len(old.PodsWithRequiredAntiAffinity()) > 0) != (len(ni.PodsWithRequiredAntiAffinity()) > 0) {
 				affinityChanged = true
 			}
-			ni.Index = old.Index
+			ni.SetIndex(old.Index())
 			*old = *ni
-			s.changed(old.Index)
+			s.changed(old.Index())
 		} else {
 			s.nodeInfoMap[name] = ni
 			rebuild = true
 		}
 	}
 	if c.head != nil {
-		s.generation = c.head.info.Generation
+		s.generation = c.head.info.Generation()
 	}
 	if rebuild {
 		for name := range s.nodeInfoMap {

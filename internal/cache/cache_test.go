@@ -23,7 +23,7 @@ func requestedCPU(t *testing.T, c *Cache, n string) int64 {
 	if !ok {
 		return 0
 	}
-	return ni.Requested.MilliCPU
+	return ni.Requested().MilliCPU
 }
 
 func TestAssumedPodLifecycle(t *testing.T) {
@@ -119,8 +119,8 @@ func TestRemovedNodeKeepsItsPodsUntilTheyGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ni.Requested.MilliCPU != 1000 {
-		t.Errorf("re-added node has %dm cpu requested, want its pod's 1000m still counted", ni.Requested.MilliCPU)
+	if ni.Requested().MilliCPU != 1000 {
+		t.Errorf("re-added node has %dm cpu requested, want its pod's 1000m still counted", ni.Requested().MilliCPU)
 	}
 	if err := c.RemovePod(pod); err != nil {
 		t.Fatal(err)
@@ -152,8 +152,8 @@ func TestUpdateSnapshotCopiesOnlyChangedNodes(t *testing.T) {
 		t.Errorf("update after one pod copied %d nodes, want 1", got)
 	}
 	ni, _ := snap.Get("c")
-	if ni.Requested.MilliCPU != 1000 {
-		t.Errorf("snapshot of c has %dm requested, want 1000m", ni.Requested.MilliCPU)
+	if ni.Requested().MilliCPU != 1000 {
+		t.Errorf("snapshot of c has %dm requested, want 1000m", ni.Requested().MilliCPU)
 	}
 	if snap.NumNodes() != 4 {
 		t.Errorf("snapshot has %d nodes, want 4", snap.NumNodes())
@@ -194,7 +194,7 @@ func TestSnapshotLogsWhichPositionsChanged(t *testing.T) {
 	_, mark, _ := s.ChangesSince(0)
 	pos := func(name string) int32 {
 		ni, _ := s.Get(name)
-		return int32(ni.Index)
+		return int32(ni.Index())
 	}
 
 	if got, _, ok := s.ChangesSince(mark); !ok || len(got) != 0 {

@@ -24,7 +24,7 @@ type Snapshot struct {
 	// marks before validFrom (the last rebuild of the list) are stale.
 	// gens[i] is nodeInfoList[i].Generation, kept beside the list so a
 	// pass over many nodes can check generations without touching each
-	// NodeInfo (framework.NodeGenerations).
+	// NodeInfo (Generations).
 	gens       []int64
 	maintained bool // by Cache.UpdateSnapshot, the only writer of its NodeInfos
 
@@ -56,7 +56,8 @@ func (s *Snapshot) WithoutChangeLog() *Snapshot {
 	return s
 }
 
-// Generations implements framework.NodeGenerations; nil for a snapshot
+// Generations are the generations of List's NodeInfos, in its order (the
+// runtime's NodeGenerations); nil for a snapshot
 // built from NodeInfos its caller may change (NewSnapshot).
 func (s *Snapshot) Generations() []int64 {
 	if !s.maintained {
@@ -67,7 +68,7 @@ func (s *Snapshot) Generations() []int64 {
 
 // changed records that the NodeInfo at position i was updated in place.
 func (s *Snapshot) changed(i int) {
-	s.gens[i] = s.nodeInfoList[i].Generation
+	s.gens[i] = s.nodeInfoList[i].Generation()
 	if len(s.log) == maxChangeLog {
 		half := maxChangeLog / 2
 		s.log = append(s.log[:0], s.log[half:]...)
@@ -95,11 +96,8 @@ func NewEmptySnapshot() *Snapshot {
 // NewSnapshot builds a snapshot straight from NodeInfos (tests, explain).
 func NewSnapshot(infos ...*framework.NodeInfo) *Snapshot {
 	// Built from NodeInfos its caller may go on changing: no change log.
-	s := &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
-	for _, ni := range infos {
-		s.nodeInfoMap[ni.NodeName()] = ni
-	}
-	s.rebuildList()
+	// The image states are set first: setting them gives each NodeInfo a
+	// new generation, which the list below records.
 	counts := map[string]*framework.ImageStateSummary{}
 	for _, ni := range infos {
 		for _, img := range ni.Node().Status.Images {
@@ -112,13 +110,19 @@ func NewSnapshot(infos ...*framework.NodeInfo) *Snapshot {
 		}
 	}
 	for _, ni := range infos {
-		ni.ImageStates = map[string]*framework.ImageStateSummary{}
+		states := map[string]*framework.ImageStateSummary{}
 		for _, img := range ni.Node().Status.Images {
 			for _, name := range img.Names {
-				ni.ImageStates[name] = counts[name]
+				states[name] = counts[name]
 			}
 		}
+		ni.SetImageStates(states)
 	}
+	s := &Snapshot{nodeInfoMap: map[string]*framework.NodeInfo{}}
+	for _, ni := range infos {
+		s.nodeInfoMap[ni.NodeName()] = ni
+	}
+	s.rebuildList()
 	return s
 }
 
@@ -142,8 +146,8 @@ func (s *Snapshot) rebuildList() {
 	}
 	s.gens = s.gens[:0]
 	for i, ni := range s.nodeInfoList {
-		ni.Index = i
-		s.gens = append(s.gens, ni.Generation)
+		ni.SetIndex(i)
+		s.gens = append(s.gens, ni.Generation())
 	}
 	s.rebuilt()
 	s.rebuildAffinityLists()
@@ -154,10 +158,10 @@ func (s *Snapshot) rebuildAffinityLists() {
 	s.havePodsWithAffinity = s.havePodsWithAffinity[:0]
 	s.havePodsWithRequiredAntiAffinity = s.havePodsWithRequiredAntiAffinity[:0]
 	for _, ni := range s.nodeInfoList {
-		if len(ni.PodsWithAffinity) > 0 {
+		if len(ni.PodsWithAffinity()) > 0 {
 			s.havePodsWithAffinity = append(s.havePodsWithAffinity, ni)
 		}
-		if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+		if len(ni.PodsWithRequiredAntiAffinity()) > 0 {
 			s.havePodsWithRequiredAntiAffinity = append(s.havePodsWithRequiredAntiAffinity, ni)
 		}
 	}

@@ -44,7 +44,7 @@ func (s *Scheduler) CompareWithWorld(nodes []*v1.Node, pods []*v1.Pod) []string 
 	}
 	cached := map[string]placed{}
 	for name, ni := range dump {
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			cached[string(pi.Pod.UID)] = placed{name, pi.Pod}
 		}
 	}
@@ -107,9 +107,9 @@ func (s *Scheduler) CompareWithWorld(nodes []*v1.Node, pods []*v1.Pod) []string 
 		if w == nil {
 			w = &framework.Resource{}
 		}
-		if ni.Requested.MilliCPU != w.MilliCPU || ni.Requested.Memory != w.Memory || len(ni.Pods) != count[name] {
+		if ni.Requested().MilliCPU != w.MilliCPU || ni.Requested().Memory != w.Memory || len(ni.Pods()) != count[name] {
 			diffs = append(diffs, fmt.Sprintf("node %s: the cache counts %d pods, %dm cpu, %d bytes; the API %d pods, %dm cpu, %d bytes",
-				name, len(ni.Pods), ni.Requested.MilliCPU, ni.Requested.Memory, count[name], w.MilliCPU, w.Memory))
+				name, len(ni.Pods()), ni.Requested().MilliCPU, ni.Requested().Memory, count[name], w.MilliCPU, w.Memory))
 		}
 	}
 	sort.Strings(diffs)
@@ -129,7 +129,7 @@ func (s *Scheduler) DebugReport(nodes []*v1.Node, pods []*v1.Pod) (string, []str
 	fmt.Fprintf(&b, "cache: %d nodes\n", len(names))
 	for _, n := range names {
 		ni := dump[n]
-		fmt.Fprintf(&b, "  node %s: %d pods, requested %dm cpu, %d bytes memory", n, len(ni.Pods), ni.Requested.MilliCPU, ni.Requested.Memory)
+		fmt.Fprintf(&b, "  node %s: %d pods, requested %dm cpu, %d bytes memory", n, len(ni.Pods()), ni.Requested().MilliCPU, ni.Requested().Memory)
 		if ni.Node() == nil {
 			b.WriteString(" (node deleted; pods still counted)")
 		}

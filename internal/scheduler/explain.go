@@ -95,7 +95,7 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 		if st := fwk.RunPreScorePlugins(ctx, state, pod, feasible); !st.IsSuccess() {
 			return nil, fmt.Errorf("PreScore: %w", st.AsError())
 		}
-		scores, st := fwk.RunScorePlugins(ctx, state, pod, feasible)
+		scores, st := fwk.RunScorePlugins(ctx, state, pod, feasible, nil)
 		if !st.IsSuccess() {
 			return nil, fmt.Errorf("Score: %w", st.AsError())
 		}

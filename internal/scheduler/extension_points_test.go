@@ -100,8 +100,8 @@ func TestAPodTimingOutAtPermitIsUnreservedAndRequeued(t *testing.T) {
 	if c == nil || !strings.Contains(c.Message, "rejected due to timeout after waiting 10s at plugin Gatekeeper") {
 		t.Errorf("condition = %+v, want upstream's timeout message", c)
 	}
-	if ni := e.sched.Cache.Dump()["n"]; ni.Requested.MilliCPU != 0 {
-		t.Errorf("node n has %dm requested after the rejection, want 0", ni.Requested.MilliCPU)
+	if ni := e.sched.Cache.Dump()["n"]; ni.Requested().MilliCPU != 0 {
+		t.Errorf("node n has %dm requested after the rejection, want 0", ni.Requested().MilliCPU)
 	}
 	if !e.sched.Queue.Has(e.pod(t, "p")) {
 		t.Error("the rejected pod is not back in the queue")

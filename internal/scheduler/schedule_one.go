@@ -621,7 +621,7 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *runtime.Framework,
 	if st := fwk.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
 		return nil, st.AsError()
 	}
-	scores, st := fwk.RunScorePluginsTotals(ctx, state, pod, nodes)
+	scores, st := fwk.RunScorePluginsTotals(ctx, state, pod, nodes, &s.scoreBuf)
 	if !st.IsSuccess() {
 		return nil, st.AsError()
 	}

@@ -198,8 +198,8 @@ func TestABindingFailureForgetsThePodAndRetriesWithBackoff(t *testing.T) {
 	if got := e.pod(t, "p").Spec.NodeName; got != "" {
 		t.Fatalf("pod bound to %q despite the failure", got)
 	}
-	if ni := e.sched.Cache.Dump()["n"]; ni.Requested.MilliCPU != 0 {
-		t.Errorf("node n has %dm requested after the failed binding, want 0 (no phantom usage)", ni.Requested.MilliCPU)
+	if ni := e.sched.Cache.Dump()["n"]; ni.Requested().MilliCPU != 0 {
+		t.Errorf("node n has %dm requested after the failed binding, want 0 (no phantom usage)", ni.Requested().MilliCPU)
 	}
 	if _, b, _ := e.sched.Queue.Counts(); b != 1 {
 		t.Errorf("backoffQ holds %d pods, want the failed pod", b)
@@ -361,8 +361,8 @@ func TestAPanickingPluginFailsTheCycleNotTheScheduler(t *testing.T) {
 				t.Errorf("condition = %+v, want a SchedulerError naming the panic", c)
 			}
 			for _, n := range []string{"n1", "n2"} {
-				if ni := e.sched.Cache.Dump()[n]; ni.Requested.MilliCPU != 0 {
-					t.Errorf("node %s has %dm requested after the failed cycle, want 0", n, ni.Requested.MilliCPU)
+				if ni := e.sched.Cache.Dump()[n]; ni.Requested().MilliCPU != 0 {
+					t.Errorf("node %s has %dm requested after the failed cycle, want 0", n, ni.Requested().MilliCPU)
 				}
 			}
 			e.add(t, st.MakePod().Name("q").Obj())
@@ -384,8 +384,8 @@ func TestAPodDeletedWhileBindingIsNeitherRequeuedNorCounted(t *testing.T) {
 	if a, b, u := e.sched.Queue.Counts(); a+b+u != 0 || e.sched.Queue.InFlight() != 0 {
 		t.Errorf("queue holds %d/%d/%d pods and %d in flight after the pod was deleted, want none", a, b, u, e.sched.Queue.InFlight())
 	}
-	if ni := e.sched.Cache.Dump()["n"]; ni.Requested.MilliCPU != 0 {
-		t.Errorf("node n has %dm requested, want 0 (no phantom usage)", ni.Requested.MilliCPU)
+	if ni := e.sched.Cache.Dump()["n"]; ni.Requested().MilliCPU != 0 {
+		t.Errorf("node n has %dm requested, want 0 (no phantom usage)", ni.Requested().MilliCPU)
 	}
 	if _, pods := e.sched.Cache.Counts(); pods != 0 {
 		t.Errorf("cache holds %d pods, want 0", pods)
@@ -499,7 +499,7 @@ func TestRejectionsAfterFilterAreReportedAsUpstream(t *testing.T) {
 			if got := unschedulable == 1; got != tt.wantWaiting || backoff+unschedulable != 1 {
 				t.Errorf("backoff %d, unschedulable %d; want waiting for an event = %v", backoff, unschedulable, tt.wantWaiting)
 			}
-			if ni := e.sched.Cache.Dump()["n1"]; ni.Requested.MilliCPU != 0 || len(ni.Pods) != 0 {
+			if ni := e.sched.Cache.Dump()["n1"]; ni.Requested().MilliCPU != 0 || len(ni.Pods()) != 0 {
 				t.Errorf("the rejected pod is still counted on n1")
 			}
 		})
@@ -527,8 +527,8 @@ func TestAPanicInPostBindLeavesTheBoundPodAlone(t *testing.T) {
 	// pod must still be counted where it was bound.
 	e.sched.TryScheduleOne(context.Background())
 	e.sched.WaitForBindings()
-	if ni := e.sched.Cache.Dump()["n1"]; ni.Requested.MilliCPU != 1000 {
-		t.Errorf("before the confirmation n1 has %dm requested, want the bound pod's 1000m", ni.Requested.MilliCPU)
+	if ni := e.sched.Cache.Dump()["n1"]; ni.Requested().MilliCPU != 1000 {
+		t.Errorf("before the confirmation n1 has %dm requested, want the bound pod's 1000m", ni.Requested().MilliCPU)
 	}
 	e.store.Flush()
 	e.drain()
@@ -542,7 +542,7 @@ func TestAPanicInPostBindLeavesTheBoundPodAlone(t *testing.T) {
 	if a, b, u := e.sched.Queue.Counts(); a+b+u != 0 {
 		t.Errorf("the bound pod was requeued: active %d, backoff %d, unschedulable %d", a, b, u)
 	}
-	if ni := e.sched.Cache.Dump()["n1"]; ni.Requested.MilliCPU != 1000 {
-		t.Errorf("n1 has %dm requested, want the bound pod's 1000m", ni.Requested.MilliCPU)
+	if ni := e.sched.Cache.Dump()["n1"]; ni.Requested().MilliCPU != 1000 {
+		t.Errorf("n1 has %dm requested, want the bound pod's 1000m", ni.Requested().MilliCPU)
 	}
 }

@@ -80,6 +80,9 @@ type Scheduler struct {
 	failedBuf []nodeStatus
 	// feasibleBuf backs findNodesThatPassFilters' result (one cycle's).
 	feasibleBuf []*framework.NodeInfo
+	// scoreBuf backs prioritizeNodes' result (one cycle's: selectHost
+	// reads it before the next cycle scores).
+	scoreBuf runtime.ScoreBuffers
 
 	bindings sync.WaitGroup
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).
@@ -248,6 +251,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			DRAManager:    s.dra,
 
 			EquivalenceCache: !o.noEquivalenceCache,
+			NodeGenerations:  s.snapshot,
 			AsyncPreemption:  o.asyncPreemption && !o.syncPreemption,
 			Features:         o.pluginFeatures,
 		})

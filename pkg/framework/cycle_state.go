@@ -24,9 +24,8 @@ type StateData interface {
 // PreScore, Reserve); the parallel ones (Filter, Score) only read.
 type CycleState struct {
 	// storage is copy-on-write: Filter and Score read it from many
-	// goroutines for every node (a read lock per read was a tenth of a
-	// cycle scoring 500 nodes with PodTopologySpread), while writes are a
-	// few per cycle, under mu.
+	// goroutines for every node, lock-free, while writes are a few per
+	// cycle, under mu.
 	mu      sync.Mutex
 	storage atomic.Pointer[[]stateEntry]
 	// SkipFilterPlugins are the plugins whose PreFilter returned Skip.
@@ -39,10 +38,6 @@ type CycleState struct {
 	// it once (requests, host ports, affinity terms), when the scheduler
 	// knows it; plugins read it through PodInfoOf.
 	PodInfo *PodInfo
-	// Equivalence is the runtime's handle on its equivalence cache for
-	// this cycle (nil: not used). Plugins never touch it; Clone drops it,
-	// so speculative evaluations (preemption) run uncached.
-	Equivalence any
 }
 
 type stateEntry struct {

@@ -87,10 +87,3 @@ type ClaimWriter interface {
 	// kube-scheduler's PatchPodStatus).
 	PatchPodExtendedResourceClaimStatus(ctx context.Context, pod *v1.Pod, status *v1.PodExtendedResourceClaimStatus) error
 }
-
-// NodeDetailer is a plugin that can say what a feasible node would give
-// the pod, for explain (DynamicResources: the devices it would allocate).
-type NodeDetailer interface {
-	Plugin
-	NodeDetails(state *CycleState, nodeName string) []string
-}

@@ -234,13 +234,6 @@ type SharedLister interface {
 	NodeInfos() NodeInfoLister
 }
 
-// NodeGenerations is implemented by a NodeInfoLister that keeps its
-// List's generations beside it: Generations()[i] is List()[i].Generation,
-// for passes over many nodes that check generations only.
-type NodeGenerations interface {
-	Generations() []int64
-}
-
 // NodeInfoChanges is implemented by a NodeInfoLister that can tell which
 // positions of its List changed: a plugin's memo that follows the list
 // (per-node contributions to cluster-wide counts) then looks at those

@@ -100,6 +100,17 @@ type ImageStateSummary struct {
 
 // NodeInfo is a node with the pods assigned (or assumed) to it and their
 // aggregated requests.
+//
+// Its invariant: two NodeInfos with the same generation have the same
+// content (node, pods, sums, ports, image states, declared features).
+// Every field is unexported, every change goes through a method that
+// gives the NodeInfo a new generation, and a copy (Snapshot) keeps the
+// generation only until either is changed. Per-node caches (the
+// runtime's equivalence cache, plugins' memos) rely on it: a result
+// recorded for a generation holds for any NodeInfo of that generation.
+//
+// The accessors return the NodeInfo's own slices and maps, not copies:
+// callers must not modify them.
 type NodeInfo struct {
 	// The fields every cycle reads for every node come first, in one cache
 	// line: the name, the generation and the index (the per-node loops
@@ -107,44 +118,83 @@ type NodeInfo struct {
 
 	// name is node.Name, kept here so that the per-node loops don't touch
 	// the Node object.
-	name string
-	// Generation changes on every mutation; it is unique over all
-	// NodeInfos (a copy shares it only until either is mutated).
-	Generation int64
-	// Index is the node's position in the scheduling snapshot's list, set
-	// by the snapshot; per-node caches (the equivalence cache) key by it.
-	// -1 outside a snapshot.
-	Index int
-	node  *v1.Node
-	// Pods on the node, assumed ones included.
-	Pods []*PodInfo
-	// Requested is the sum of the pods' requests.
-	Requested Resource
-	// NonZeroRequested is the sum with the scoring defaults (cpu, memory).
-	NonZeroRequested Resource
-	// Allocatable is the node's allocatable.
-	Allocatable Resource
-	// UsedPorts are the host ports in use.
-	UsedPorts HostPortInfo
-	// ImageStates are the images on this node, with cluster-wide node counts
-	// (filled by the snapshot).
-	ImageStates map[string]*ImageStateSummary
-	// PodsWithAffinity are the pods with any pod (anti-)affinity.
-	PodsWithAffinity []*PodInfo
-	// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
-	PodsWithRequiredAntiAffinity []*PodInfo
-	// DeclaredFeatures are the features the node declares in its status.
-	DeclaredFeatures ndf.FeatureSet
+	name       string
+	generation int64
+	index      int
+	node       *v1.Node
+	pods       []*PodInfo
+	requested  Resource
+	// nonZeroRequested is the sum with the scoring defaults (cpu, memory).
+	nonZeroRequested             Resource
+	allocatable                  Resource
+	usedPorts                    HostPortInfo
+	imageStates                  map[string]*ImageStateSummary
+	podsWithAffinity             []*PodInfo
+	podsWithRequiredAntiAffinity []*PodInfo
+	declaredFeatures             ndf.FeatureSet
 }
 
 // NewNodeInfo returns a NodeInfo with the given pods and no node.
 func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
-	ni := &NodeInfo{UsedPorts: HostPortInfo{}, Generation: nextGeneration(), Index: -1}
+	ni := &NodeInfo{usedPorts: HostPortInfo{}, generation: nextGeneration(), index: -1}
 	for _, p := range pods {
 		ni.AddPod(p)
 	}
 	return ni
 }
+
+// Generation identifies the NodeInfo's content: it changes on every
+// change, and is unique over all NodeInfos (a copy shares it only until
+// either is changed).
+func (n *NodeInfo) Generation() int64 { return n.generation }
+
+// Index is the node's position in the scheduling snapshot's list, set by
+// the snapshot (SetIndex); per-node caches key by it. -1 outside a
+// snapshot.
+func (n *NodeInfo) Index() int { return n.index }
+
+// SetIndex records the node's position in a snapshot's list. The index
+// is where the NodeInfo is, not what it holds: it is not part of the
+// content the generation names, and setting it keeps the generation.
+func (n *NodeInfo) SetIndex(i int) { n.index = i }
+
+// Pods are the pods on the node, assumed ones included.
+func (n *NodeInfo) Pods() []*PodInfo { return n.pods }
+
+// Requested is the sum of the pods' requests.
+func (n *NodeInfo) Requested() Resource { return n.requested }
+
+// NonZeroRequested is the sum of the pods' requests with the scoring
+// defaults for cpu and memory.
+func (n *NodeInfo) NonZeroRequested() Resource { return n.nonZeroRequested }
+
+// Allocatable is the node's allocatable.
+func (n *NodeInfo) Allocatable() Resource { return n.allocatable }
+
+// UsedPorts are the host ports in use.
+func (n *NodeInfo) UsedPorts() HostPortInfo { return n.usedPorts }
+
+// ImageStates are the images on this node, with cluster-wide node counts
+// (set by the snapshot).
+func (n *NodeInfo) ImageStates() map[string]*ImageStateSummary { return n.imageStates }
+
+// SetImageStates sets the images on this node with their cluster-wide
+// node counts: a change of content, so a new generation.
+func (n *NodeInfo) SetImageStates(states map[string]*ImageStateSummary) {
+	n.imageStates = states
+	n.generation = nextGeneration()
+}
+
+// PodsWithAffinity are the pods with any pod (anti-)affinity.
+func (n *NodeInfo) PodsWithAffinity() []*PodInfo { return n.podsWithAffinity }
+
+// PodsWithRequiredAntiAffinity are the pods with required anti-affinity.
+func (n *NodeInfo) PodsWithRequiredAntiAffinity() []*PodInfo {
+	return n.podsWithRequiredAntiAffinity
+}
+
+// DeclaredFeatures are the features the node declares in its status.
+func (n *NodeInfo) DeclaredFeatures() ndf.FeatureSet { return n.declaredFeatures }
 
 // Node returns the node, nil when the node is gone but pods remain.
 func (n *NodeInfo) Node() *v1.Node {
@@ -158,16 +208,16 @@ func (n *NodeInfo) Node() *v1.Node {
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
 	n.name = node.Name
-	n.Allocatable = *NewResource(node.Status.Allocatable)
-	n.DeclaredFeatures = ndf.DefaultFramework.TryMap(node.Status.DeclaredFeatures)
-	n.Generation = nextGeneration()
+	n.allocatable = *NewResource(node.Status.Allocatable)
+	n.declaredFeatures = ndf.DefaultFramework.TryMap(node.Status.DeclaredFeatures)
+	n.generation = nextGeneration()
 }
 
 // RemoveNode clears the node, keeping its pods (they may still be deleted later).
 func (n *NodeInfo) RemoveNode() {
 	n.node = nil
 	n.name = ""
-	n.Generation = nextGeneration()
+	n.generation = nextGeneration()
 }
 
 // AddPod adds a pod.
@@ -175,26 +225,26 @@ func (n *NodeInfo) AddPod(pod *v1.Pod) { n.AddPodInfo(NewPodInfo(pod)) }
 
 // AddPodInfo adds a pod whose PodInfo is already computed.
 func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
-	n.Pods = append(n.Pods, pi)
+	n.pods = append(n.pods, pi)
 	if HasAffinity(pi.Pod) {
-		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+		n.podsWithAffinity = append(n.podsWithAffinity, pi)
 	}
 	if pi.HasRequiredAntiAffinity() {
-		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+		n.podsWithRequiredAntiAffinity = append(n.podsWithRequiredAntiAffinity, pi)
 	}
 	n.update(pi, 1)
 }
 
 // RemovePod removes the pod with pod's UID.
 func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
-	for i, pi := range n.Pods {
+	for i, pi := range n.pods {
 		if pi.Pod.UID == pod.UID {
-			last := len(n.Pods) - 1
-			n.Pods[i] = n.Pods[last]
-			n.Pods[last] = nil
-			n.Pods = n.Pods[:last]
-			n.PodsWithAffinity = removeFrom(n.PodsWithAffinity, pod)
-			n.PodsWithRequiredAntiAffinity = removeFrom(n.PodsWithRequiredAntiAffinity, pod)
+			last := len(n.pods) - 1
+			n.pods[i] = n.pods[last]
+			n.pods[last] = nil
+			n.pods = n.pods[:last]
+			n.podsWithAffinity = removeFrom(n.podsWithAffinity, pod)
+			n.podsWithRequiredAntiAffinity = removeFrom(n.podsWithRequiredAntiAffinity, pod)
 			n.update(pi, -1)
 			return nil
 		}
@@ -216,23 +266,23 @@ func removeFrom(list []*PodInfo, pod *v1.Pod) []*PodInfo {
 
 func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 	if sign > 0 {
-		n.Requested.AddResource(&pi.Requests)
+		n.requested.AddResource(&pi.Requests)
 	} else {
-		n.Requested.SubResource(&pi.Requests)
+		n.requested.SubResource(&pi.Requests)
 	}
-	n.NonZeroRequested.MilliCPU += sign * pi.NonZeroCPU
-	n.NonZeroRequested.Memory += sign * pi.NonZeroMem
-	if n.UsedPorts == nil {
-		n.UsedPorts = HostPortInfo{}
+	n.nonZeroRequested.MilliCPU += sign * pi.NonZeroCPU
+	n.nonZeroRequested.Memory += sign * pi.NonZeroMem
+	if n.usedPorts == nil {
+		n.usedPorts = HostPortInfo{}
 	}
 	for _, p := range pi.HostPorts {
 		if sign > 0 {
-			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
+			n.usedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
 		} else {
-			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
+			n.usedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
 		}
 	}
-	n.Generation = nextGeneration()
+	n.generation = nextGeneration()
 }
 
 // NodeName returns the node's name, or "" without a node.
@@ -243,22 +293,23 @@ func (n *NodeInfo) NodeName() string {
 	return n.name
 }
 
-// Snapshot returns a copy that shares the (immutable) pods and node.
+// Snapshot returns a copy that shares the (immutable) pods and node, and
+// the generation: the content is equal until either is changed.
 func (n *NodeInfo) Snapshot() *NodeInfo {
 	out := &NodeInfo{
 		node:                         n.node,
 		name:                         n.name,
-		Pods:                         append([]*PodInfo(nil), n.Pods...),
-		PodsWithAffinity:             append([]*PodInfo(nil), n.PodsWithAffinity...),
-		PodsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...),
-		Requested:                    *n.Requested.Clone(),
-		NonZeroRequested:             *n.NonZeroRequested.Clone(),
-		Allocatable:                  *n.Allocatable.Clone(),
-		UsedPorts:                    n.UsedPorts.Clone(),
-		ImageStates:                  n.ImageStates,
-		DeclaredFeatures:             n.DeclaredFeatures,
-		Generation:                   n.Generation,
-		Index:                        n.Index,
+		pods:                         append([]*PodInfo(nil), n.pods...),
+		podsWithAffinity:             append([]*PodInfo(nil), n.podsWithAffinity...),
+		podsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.podsWithRequiredAntiAffinity...),
+		requested:                    *n.requested.Clone(),
+		nonZeroRequested:             *n.nonZeroRequested.Clone(),
+		allocatable:                  *n.allocatable.Clone(),
+		usedPorts:                    n.usedPorts.Clone(),
+		imageStates:                  n.imageStates,
+		declaredFeatures:             n.declaredFeatures,
+		generation:                   n.generation,
+		index:                        n.index,
 	}
 	return out
 }

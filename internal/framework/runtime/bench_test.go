@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/internal/framework/runtime"
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -43,9 +44,10 @@ func BenchmarkFilterAndScoreOneNode(b *testing.B) {
 			f.RunPreFilterPlugins(ctx, state, pod, []*framework.NodeInfo{ni})
 			f.RunPreScorePlugins(ctx, state, pod, []*framework.NodeInfo{ni})
 			nodes := []*framework.NodeInfo{ni}
+			var buf runtime.ScoreBuffers
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				f.RunScorePlugins(ctx, state, pod, nodes)
+				f.RunScorePlugins(ctx, state, pod, nodes, &buf)
 			}
 		})
 	}

@@ -1,101 +1,110 @@
 package runtime
 
 import (
-	"context"
-	"fmt"
-
-	v1 "k8s.io/api/core/v1"
+	"slices"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // maxEquivalenceClasses bounds the cache: past it, the least recently used
-// class is dropped. A class costs ~32 bytes per node plus 8 per cached
+// class is dropped. A class costs ~40 bytes per node plus 16 per cached
 // score plugin per node.
 const maxEquivalenceClasses = 64
 
 // equivalenceCache keeps, per class of pods (equal signatures for every
 // framework.EquivalencePlugin of the profile) and per node, the Filter
 // statuses and raw scores of those plugins, valid while the node's
-// NodeInfo.Generation is unchanged. Generations are unique over every
-// mutation of every NodeInfo (copies share the generation only while
-// their content is equal), so a stale entry is always seen as stale.
+// NodeInfo.Generation is unchanged. Two NodeInfos with the same generation
+// have the same content (pkg/framework's NodeInfo enforces it), so an entry
+// recorded for a generation holds for any NodeInfo of that generation.
 //
-// Scheduling cycles of one framework run one at a time; within a cycle,
-// Filter and Score run in parallel over nodes and each touches only its
-// node's entry.
+// The cache is keyed by the node's position in the snapshot's list
+// (NodeInfo.Index) and checked against its generation.
+//
+// A framework runs one scheduling cycle at a time; within a cycle, Filter
+// and Score run in parallel over nodes and each touches only its node's
+// entry. The files:
+//
+//   - equivalence.go: the cache, its classes and entries;
+//   - equivalence_key.go: a pod's class and the cycle's view of the plugins;
+//   - equivalence_filter.go: Filter through the cache;
+//   - equivalence_score.go: Score through the cache.
 type equivalenceCache struct {
-	// filterSlot[i] is the i-th filter plugin's index among the cached
-	// filter plugins, or -1; scoreSlot likewise for score plugins.
-	// filterPlugin[i] and scorePlugin[i] are their indexes in plugins.
-	filterSlot, filterPlugin []int
-	scoreSlot, scorePlugin   []int
-	numScore                 int
-	// plugins are the distinct equivalence plugins, in a fixed order: the
-	// signature is their signatures concatenated.
+	// plugins are the distinct equivalence plugins, in a fixed order: a
+	// class's key is made of their signatures, in this order.
 	plugins []framework.EquivalencePlugin
-	classes map[string]*eqClass
-	buf     []byte
-	tick    uint64
+	// filter[i] says how the cache sees the framework's i-th filter
+	// plugin, score[i] its i-th score plugin.
+	filter, score []cachedPlugin
+	// numScore is how many score plugins are cached: the scores of a
+	// class hold numScore cells per node.
+	numScore int
+	classes  map[string]*eqClass
+	tick     uint64
+	// partialSets are the sets of score slots whose weighted sum an entry
+	// has kept (eqEntry.partialSet is an index here plus one).
+	partialSets [][]int
+
+	// state is the CycleState of the cycle the cache serves, and cycle
+	// that cycle's view (built by beginCycle, valid while state is the
+	// framework's current cycle). A CycleState that is not state, such as
+	// a clone made for a speculative evaluation (preemption), runs
+	// without the cache.
+	state *framework.CycleState
+	cycle eqCycle
+
+	// key and sig are scratch for building a class's key in beginCycle.
+	key, sig []byte
 }
 
+// cachedPlugin is a filter or score plugin as the cache sees it.
+type cachedPlugin struct {
+	// plugin is its index in equivalenceCache.plugins, -1 when it is not
+	// an equivalence plugin (it then runs every cycle).
+	plugin int
+	// slot numbers the cached filter (or score) plugins in the framework's
+	// order: entries record filter verdicts by slot, scores are kept by
+	// slot. -1 when not cached.
+	slot int
+}
+
+// eqClass is one class of pods: per node (by Index), its entry and the
+// score cells of the cached score plugins.
 type eqClass struct {
 	key      string
 	entries  []eqEntry
-	scores   []int64 // node index * numScore + score slot
+	scores   []scoreCell // node index * numScore + score slot
 	lastUsed uint64
 }
 
+// eqEntry is what a class knows about one node, for the node's generation
+// gen.
 type eqEntry struct {
 	gen int64
-	// filtered counts the cached filter plugins evaluated, in order (the
-	// rejecting one included); st is the rejection, at slot failAt.
-	st       *framework.Status
-	filtered int16
-	failAt   int16
-	// scored has bit k set when score slot k holds this generation's score.
-	scored uint64
-	// partial is the weighted sum of the scores of the cached plugins that
-	// do not normalize, in the slots of partialMask, when hasPartial.
-	partial     int64
-	partialMask uint64
-	hasPartial  bool
+	// filtered counts the cached filter plugins (by slot, in order) whose
+	// verdict on this generation is known: every slot below filtered
+	// passed, except rejectedAt when rejection is not nil (the last one
+	// evaluated: a rejection ends the evaluation).
+	filtered   int
+	rejectedAt int
+	rejection  *framework.Status
+	// partial is the weighted sum of the scores of the cached plugins
+	// that do not normalize, when partialSet is not 0: the sum is over
+	// the score slots partialSets[partialSet-1].
+	partial    int64
+	partialSet int
 }
 
-// eqCycle is one cycle's view: the pod's class, the per-cycle skip flags
-// aligned with the framework's filter plugins, and the equivalence
-// plugins that declined to cache this pod (bit i: plugins[i]).
-type eqCycle struct {
-	class      *eqClass
-	skipFilter []bool
-	declined   uint64
-	// cachedOnly: every filter plugin that runs this cycle is cached, and
-	// lastSlot+1 is how many cached slots a fully evaluated entry has; an
-	// entry that passed them all needs no plugin call at all.
-	cachedOnly bool
-	lastSlot   int16
-}
-
-// filterSlot is filter plugin i's cache slot this cycle, or -1.
-func (c *equivalenceCache) filterSlotOf(cy *eqCycle, i int) int16 {
-	if s := c.filterSlot[i]; s >= 0 && cy.declined&(1<<c.filterPlugin[i]) == 0 {
-		return int16(s)
-	}
-	return -1
-}
-
-// scoreSlotOf is score plugin i's cache slot this cycle, or -1.
-func (c *equivalenceCache) scoreSlotOf(cy *eqCycle, i int) int {
-	if s := c.scoreSlot[i]; s >= 0 && cy.declined&(1<<c.scorePlugin[i]) == 0 {
-		return s
-	}
-	return -1
+// scoreCell is one cached raw score, valid for the node generation gen.
+type scoreCell struct {
+	gen   int64
+	score int64
 }
 
 func newEquivalenceCache(f *Framework) *equivalenceCache {
 	c := &equivalenceCache{classes: map[string]*eqClass{}}
 	index := map[string]int{}
-	// add returns pl's index in c.plugins, or -1 (at most 64 plugins).
+	// add returns pl's index in c.plugins, or -1.
 	add := func(pl framework.Plugin) int {
 		ep, ok := pl.(framework.EquivalencePlugin)
 		if !ok {
@@ -104,29 +113,26 @@ func newEquivalenceCache(f *Framework) *equivalenceCache {
 		if i, ok := index[pl.Name()]; ok {
 			return i
 		}
-		if len(c.plugins) == 64 {
-			return -1
-		}
 		index[pl.Name()] = len(c.plugins)
 		c.plugins = append(c.plugins, ep)
 		return len(c.plugins) - 1
 	}
-	n := 0
+	numFilter := 0
 	for _, pl := range f.filter {
-		slot, p := -1, add(pl)
-		if p >= 0 {
-			slot = n
-			n++
+		cp := cachedPlugin{plugin: add(pl), slot: -1}
+		if cp.plugin >= 0 {
+			cp.slot = numFilter
+			numFilter++
 		}
-		c.filterSlot, c.filterPlugin = append(c.filterSlot, slot), append(c.filterPlugin, p)
+		c.filter = append(c.filter, cp)
 	}
 	for _, pl := range f.score {
-		slot, p := -1, add(pl.ScorePlugin)
-		if p >= 0 && c.numScore < 64 {
-			slot = c.numScore
+		cp := cachedPlugin{plugin: add(pl.ScorePlugin), slot: -1}
+		if cp.plugin >= 0 {
+			cp.slot = c.numScore
 			c.numScore++
 		}
-		c.scoreSlot, c.scorePlugin = append(c.scoreSlot, slot), append(c.scorePlugin, p)
+		c.score = append(c.score, cp)
 	}
 	if len(c.plugins) == 0 {
 		return nil
@@ -134,61 +140,33 @@ func newEquivalenceCache(f *Framework) *equivalenceCache {
 	return c
 }
 
-// beginCycle returns the pod's class, creating it, or nil when every
-// plugin declines to cache this pod. numNodes sizes the class.
-func (c *equivalenceCache) beginCycle(pi *framework.PodInfo, skip framework.PluginNames, filter []framework.FilterPlugin, numNodes int) *eqCycle {
-	b := c.buf[:0]
-	cy := &eqCycle{skipFilter: make([]bool, len(filter))}
-	for i, pl := range c.plugins {
-		var ok bool
-		start := len(b)
-		if b, ok = pl.AppendPodSignature(b, pi); !ok {
-			b = append(b[:start], 0xfe) // declined: part of the class
-			cy.declined |= 1 << i
-			continue
-		}
-		b = append(b, 0xff)
-	}
-	if cy.declined == 1<<len(c.plugins)-1 {
-		c.buf = b
+// cycleOf returns the view of the cycle whose state is state, nil when
+// the cache does not serve it (no cache, no class, or another state).
+func (f *Framework) cycleOf(state *framework.CycleState) *eqCycle {
+	if f.eq == nil || state == nil || state != f.eq.state {
 		return nil
 	}
-	for i, pl := range filter {
-		if skip.Has(pl.Name()) {
-			cy.skipFilter[i] = true
-			if c.filterSlot[i] >= 0 {
-				b = append(b, byte(i)) // a skipped cached plugin is part of the class
-			}
-		}
-	}
-	cy.cachedOnly, cy.lastSlot = true, -1
-	for i := range filter {
-		if cy.skipFilter[i] {
-			continue
-		}
-		if s := c.filterSlotOf(cy, i); s >= 0 {
-			cy.lastSlot = s
-		} else {
-			cy.cachedOnly = false
-		}
-	}
-	c.buf = b
+	return &f.eq.cycle
+}
+
+// class returns the class of key, creating it (and evicting the least
+// recently used class when the cache is full), sized for numNodes.
+func (c *equivalenceCache) class(key []byte, numNodes int) *eqClass {
 	c.tick++
-	cl, ok := c.classes[string(b)]
+	cl, ok := c.classes[string(key)]
 	if !ok {
 		if len(c.classes) >= maxEquivalenceClasses {
 			c.evict()
 		}
-		cl = &eqClass{key: string(b)}
+		cl = &eqClass{key: string(key)}
 		c.classes[cl.key] = cl
 	}
 	cl.lastUsed = c.tick
 	if len(cl.entries) < numNodes {
 		cl.entries = append(cl.entries, make([]eqEntry, numNodes-len(cl.entries))...)
-		cl.scores = append(cl.scores, make([]int64, numNodes*c.numScore-len(cl.scores))...)
+		cl.scores = append(cl.scores, make([]scoreCell, numNodes*c.numScore-len(cl.scores))...)
 	}
-	cy.class = cl
-	return cy
+	return cl
 }
 
 func (c *equivalenceCache) evict() {
@@ -201,181 +179,14 @@ func (c *equivalenceCache) evict() {
 	delete(c.classes, oldest.key)
 }
 
-// entry returns ni's entry, reset if it is of another generation; nil
-// when ni has no slot in the class.
-func (cy *eqCycle) entry(ni *framework.NodeInfo) *eqEntry {
-	if ni.Index < 0 || ni.Index >= len(cy.class.entries) {
-		return nil
-	}
-	e := &cy.class.entries[ni.Index]
-	if e.gen != ni.Generation {
-		*e = eqEntry{gen: ni.Generation}
-	}
-	return e
-}
-
-// runFilterPluginsCached is RunFilterPlugins with the cached plugins'
-// verdicts taken from (or recorded into) the cycle's class.
-func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle) *framework.Status {
-	e := cy.entry(ni)
-	if e == nil {
-		return f.RunFilterPlugins(ctx, state, pod, ni)
-	}
-	if cy.cachedOnly && e.filtered > cy.lastSlot {
-		return e.st // every plugin's verdict is cached: the rejection, or nil
-	}
-	for i, pl := range f.filter {
-		if cy.skipFilter[i] {
-			continue
-		}
-		slot := f.eq.filterSlotOf(cy, i)
-		if slot >= 0 && slot < e.filtered {
-			if slot == e.failAt && e.st != nil {
-				return e.st
-			}
-			continue
-		}
-		st := f.runFilter(ctx, pl, state, pod, ni)
-		if st.IsSuccess() {
-			if slot >= 0 {
-				e.filtered = slot + 1
-			}
-			continue
-		}
-		if !st.IsRejected() {
-			// Errors are not cached: the next cycle tries again.
-			return framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name())
-		}
-		st = st.WithPlugin(pl.Name())
-		if slot >= 0 {
-			e.filtered, e.failAt, e.st = slot+1, slot, st
-		}
-		return st
-	}
-	return nil
-}
-
-// cachedScore returns the raw score of a cached score plugin on ni (whose
-// entry is e), computing and recording it when missing.
-func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, slot int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle, e *eqEntry) (int64, *framework.Status) {
-	at := ni.Index*f.eq.numScore + slot
-	if e.scored&(1<<slot) != 0 {
-		return cy.class.scores[at], nil
-	}
-	s, st := runScore(ctx, pl, state, pod, ni)
-	if st.IsSuccess() {
-		cy.class.scores[at] = s
-		e.scored |= 1 << slot
-	}
-	return s, st
-}
-
-// maxSerialMisses: a pass over nodes whose results are in the equivalence
-// cache for all but this many nodes runs in the calling goroutine. A cached
-// verdict or score is a load and a compare; starting and waking workers for
-// a few hundred of them costs more than the pass (SchedulingBasic: ~30% of
-// the scheduling CPU went to goroutine starts and futex wake-ups).
-const maxSerialMisses = 8
-
-// listGenerations returns the generations kept beside the snapshot's
-// list when nodes is that list, else nil.
-func (f *Framework) listGenerations(nodes []*framework.NodeInfo) []int64 {
-	if f.opts.Snapshot == nil || len(nodes) == 0 {
-		return nil
-	}
-	nl := f.opts.Snapshot.NodeInfos()
-	ng, ok := nl.(framework.NodeGenerations)
-	if !ok {
-		return nil
-	}
-	gens := ng.Generations()
-	list, _ := nl.List()
-	if len(gens) != len(nodes) || len(list) != len(nodes) || &list[0] != &nodes[0] {
-		return nil
-	}
-	return gens
-}
-
-// FilterCachedPrefix evaluates Filter on nodes[(start+i)%len(nodes)],
-// i < n, in the calling goroutine, writing statuses[i]: from the
-// equivalence cache, running the plugins for at most maxSerialMisses
-// nodes whose verdicts it does not hold. It returns how many nodes it
-// evaluated: n, or the position of the first miss past that bound, or 0
-// when the cache cannot serve this cycle (no class, a filter plugin that
-// is not cached, pods nominated somewhere). The caller evaluates the rest
-// as without the cache; verdicts do not depend on who computes them.
-func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, n int, statuses []*framework.Status) int {
-	cy, ok := state.Equivalence.(*eqCycle)
-	if !ok || !cy.cachedOnly || (f.opts.Nominator != nil && f.opts.Nominator.HasNominatedPods()) {
-		return 0
-	}
-	entries, last := cy.class.entries, cy.lastSlot
-	misses := 0
-	j := start % len(nodes)
-	if gens := f.listGenerations(nodes); gens != nil {
-		// nodes is the snapshot's list: position j is Index j, and its
-		// generation is gens[j]; a warm window touches no NodeInfo.
-		for i := 0; i < n; i++ {
-			if j < len(entries) {
-				if e := &entries[j]; e.gen == gens[j] && e.filtered > last {
-					statuses[i] = e.st
-					if j++; j == len(nodes) {
-						j = 0
-					}
-					continue
-				}
-			}
-			if misses == maxSerialMisses {
-				return i
-			}
-			misses++
-			statuses[i] = f.runFilterPluginsCached(ctx, state, pod, nodes[j], cy)
-			if j++; j == len(nodes) {
-				j = 0
-			}
-		}
-		return n
-	}
-	for i := 0; i < n; i++ {
-		ni := nodes[j]
-		if j++; j == len(nodes) {
-			j = 0
-		}
-		if idx := ni.Index; idx >= 0 && idx < len(entries) {
-			if e := &entries[idx]; e.gen == ni.Generation && e.filtered > last {
-				statuses[i] = e.st
-				continue
-			}
-		}
-		if misses == maxSerialMisses {
-			return i
-		}
-		misses++
-		statuses[i] = f.runFilterPluginsCached(ctx, state, pod, ni, cy)
-	}
-	return n
-}
-
-// scoresCached is FiltersCached for the score plugins of this cycle, whose
-// cache slots are slots (-1: not cached).
-func (cy *eqCycle) scoresCached(nodes []*framework.NodeInfo, slots []int) bool {
-	var need uint64
-	for _, s := range slots {
-		if s < 0 {
-			return false
-		}
-		need |= 1 << s
-	}
-	misses := 0
-	for _, ni := range nodes {
-		if ni.Index < 0 || ni.Index >= len(cy.class.entries) {
-			return false
-		}
-		if e := &cy.class.entries[ni.Index]; e.gen != ni.Generation || e.scored&need != need {
-			if misses++; misses > maxSerialMisses {
-				return false
-			}
+// partialSetOf returns the number of the set of score slots (one plus its
+// index in partialSets), recording it when new.
+func (c *equivalenceCache) partialSetOf(slots []int) int {
+	for i, s := range c.partialSets {
+		if slices.Equal(s, slots) {
+			return i + 1
 		}
 	}
-	return true
+	c.partialSets = append(c.partialSets, append([]int(nil), slots...))
+	return len(c.partialSets)
 }

@@ -8,67 +8,120 @@ import (
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
+// holds tells whether ni has a place in the cycle's class.
+func (cy *eqCycle) holds(ni *framework.NodeInfo) bool {
+	return ni.Index() >= 0 && ni.Index() < len(cy.class.entries)
+}
+
+// cachedScore returns the raw score of the cached score plugin pl (at
+// slot) on ni, which the class holds, computing and recording it when the
+// class has none for ni's generation.
+func (f *Framework) cachedScore(ctx context.Context, pl framework.ScorePlugin, slot int, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle) (int64, *framework.Status) {
+	cell := &cy.class.scores[ni.Index()*f.eq.numScore+slot]
+	if cell.gen == ni.Generation() {
+		return cell.score, nil
+	}
+	s, st := runScore(ctx, pl, state, pod, ni)
+	if st.IsSuccess() {
+		*cell = scoreCell{gen: ni.Generation(), score: s}
+	}
+	return s, st
+}
+
+// scoresCached tells whether the class holds the scores of the slots
+// (-1: a plugin not cached) on all but maxSerialMisses of nodes: then the
+// pass is cheaper in the calling goroutine.
+func (f *Framework) scoresCached(cy *eqCycle, nodes []*framework.NodeInfo, slots []int) bool {
+	for _, s := range slots {
+		if s < 0 {
+			return false
+		}
+	}
+	misses := 0
+	for _, ni := range nodes {
+		if !cy.holds(ni) {
+			return false
+		}
+		if !f.haveScores(cy, ni, slots) {
+			if misses++; misses > maxSerialMisses {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// haveScores tells whether the class holds the scores of slots on ni,
+// which it holds.
+func (f *Framework) haveScores(cy *eqCycle, ni *framework.NodeInfo, slots []int) bool {
+	cells := cy.class.scores[ni.Index()*f.eq.numScore:]
+	for _, s := range slots {
+		if cells[s].gen != ni.Generation() {
+			return false
+		}
+	}
+	return true
+}
+
 // scoreTotalsCached is the totals-only score pass when every score plugin
 // of the cycle is cached (the plugins, their slots and whether each
-// normalizes are in f.scoreScratch). Per node, the weighted sum of the
-// plugins that do not normalize is kept in the node's entry, so a warm
-// node costs one load for them; the normalizing plugins' raw scores are
-// read from the cache into their lists and normalized as usual. Totals
-// are the same sums as runScorePlugins' (integer addition, any order).
+// normalizes are in buf). Per node, the weighted sum of the plugins that
+// do not normalize is kept in the node's entry, so a warm node costs one
+// load for them; the normalizing plugins' raw scores are read from the
+// cache into their lists and normalized as usual. Totals are the same sums
+// as runScorePlugins' (integer addition, any order).
 //
 // ok is false, with nothing returned, when the pass can't be served this
 // way: a plugin not cached, more than maxSerialMisses nodes with scores
 // to compute, a score out of range or a failing plugin or normalizer; the
 // caller then runs the general pass, which reports any error as before
 // (what this pass computed stays cached, and is valid).
-func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, cy *eqCycle) ([]framework.NodePluginScores, bool) {
-	buf := &f.scoreScratch
+func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, cy *eqCycle, buf *ScoreBuffers) ([]framework.NodePluginScores, bool) {
 	plugins, slots, named := buf.plugins, buf.slots, buf.named
-	var partialMask uint64
-	norm := buf.norm[:0] // indexes in plugins of the normalizing ones
+	norm := buf.norm[:0]     // indexes in plugins of the normalizing ones
+	summed := buf.summed[:0] // slots of the others, summed in the entries
+	normSlots := buf.normSlots[:0]
 	for j, s := range slots {
 		if s < 0 {
 			return nil, false
 		}
 		if named[j] {
 			norm = append(norm, j)
+			normSlots = append(normSlots, s)
 		} else {
-			partialMask |= 1 << s
+			summed = append(summed, s)
 		}
 	}
-	buf.norm = norm
+	buf.norm, buf.summed, buf.normSlots = norm, summed, normSlots
+	set := f.eq.partialSetOf(summed)
 	lists := buf.lists(len(norm), len(nodes))
 	out, _ := buf.results(len(nodes), 0)
 	entries := cy.class.entries
 	misses := 0
 	for i, ni := range nodes {
-		idx := ni.Index
-		if idx < 0 || idx >= len(entries) {
+		if !cy.holds(ni) {
 			return nil, false
 		}
-		e := &entries[idx]
-		if e.gen != ni.Generation {
-			*e = eqEntry{gen: ni.Generation}
+		e := &entries[ni.Index()]
+		if e.gen != ni.Generation() {
+			*e = eqEntry{gen: ni.Generation()}
 		}
-		need := partialMask
-		for _, j := range norm {
-			need |= 1 << slots[j]
-		}
-		if e.scored&need != need || !(e.hasPartial && e.partialMask == partialMask) {
+		summedOK, normOK := e.partialSet == set, f.haveScores(cy, ni, normSlots)
+		if !summedOK || !normOK {
 			// Only scores to compute count as misses: a sum of cached
 			// scores (left by the general pass, which keeps no sums) is cheap.
-			if e.scored&need != need {
+			if !normOK || (!summedOK && !f.haveScores(cy, ni, summed)) {
 				if misses++; misses > maxSerialMisses {
 					return nil, false
 				}
 			}
-			if !f.fillScores(ctx, state, pod, ni, cy, e, partialMask) {
+			if !f.fillScores(ctx, state, pod, ni, cy, e, set, buf) {
 				return nil, false
 			}
 		}
-		at := idx * f.eq.numScore
-		for k, j := range norm {
-			lists[k][i] = framework.NodeScore{Name: ni.NodeName(), Score: cy.class.scores[at+slots[j]]}
+		cells := cy.class.scores[ni.Index()*f.eq.numScore:]
+		for k, s := range normSlots {
+			lists[k][i] = framework.NodeScore{Name: ni.NodeName(), Score: cells[s].score}
 		}
 		out[i] = framework.NodePluginScores{Name: ni.NodeName(), TotalScore: e.partial}
 	}
@@ -88,15 +141,14 @@ func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.Cycl
 	return out, true
 }
 
-// fillScores computes what ni's entry e lacks of this cycle's cached
-// scores, and the weighted sum of the non-normalizing ones (the slots of
-// partialMask); false when a plugin fails or a non-normalizing score is
-// out of range.
-func (f *Framework) fillScores(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle, e *eqEntry, partialMask uint64) bool {
-	buf := &f.scoreScratch
+// fillScores computes what the class lacks of this cycle's scores on ni
+// (whose entry is e), and keeps in e the weighted sum of the
+// non-normalizing ones (the partial set set); false when a plugin fails
+// or a non-normalizing score is out of range.
+func (f *Framework) fillScores(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle, e *eqEntry, set int, buf *ScoreBuffers) bool {
 	var partial int64
 	for j, pl := range buf.plugins {
-		s, st := f.cachedScore(ctx, pl.ScorePlugin, buf.slots[j], state, pod, ni, cy, e)
+		s, st := f.cachedScore(ctx, pl.ScorePlugin, buf.slots[j], state, pod, ni, cy)
 		if !st.IsSuccess() {
 			return false
 		}
@@ -108,6 +160,6 @@ func (f *Framework) fillScores(ctx context.Context, state *framework.CycleState,
 		}
 		partial += s * pl.weight
 	}
-	e.partial, e.partialMask, e.hasPartial = partial, partialMask, true
+	e.partial, e.partialSet = partial, set
 	return true
 }

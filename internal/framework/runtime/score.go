@@ -11,26 +11,31 @@ import (
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
-// scoreScratch are the per-cycle score buffers. A framework runs one
-// scheduling cycle at a time, so RunScorePlugins' result is valid until
-// its next call; reusing them saves ~200 KB of garbage per cycle on 500
-// scored nodes.
-type scoreScratch struct {
-	// plugins, slots and named describe the cycle's score plugins.
-	plugins   []weightedScore
-	slots     []int
-	named     []bool
-	norm      []int
-	perPlugin []framework.NodeScoreList
-	scores    []framework.NodeScore
-	out       []framework.NodePluginScores
-	flat      []framework.PluginScore
-	names     []string
+// ScoreBuffers are a score pass's working slices and its result. The
+// caller owns them: a pass writes its result into them, and the result
+// stays valid until the caller hands the same ScoreBuffers to another
+// pass. Reusing them from cycle to cycle keeps a pass over hundreds of
+// nodes from allocating per node. The zero value is ready to use.
+type ScoreBuffers struct {
+	// plugins, slots and named describe the pass's score plugins: slots
+	// are their equivalence-cache slots (-1: not cached), named[j] says
+	// plugins[j] normalizes (NormalizeScore may read the node names).
+	plugins []weightedScore
+	slots   []int
+	named   []bool
+	// norm, summed and normSlots are scoreTotalsCached's split of the
+	// plugins into those that normalize and those summed in the cache.
+	norm, summed, normSlots []int
+	perPlugin               []framework.NodeScoreList
+	scores                  []framework.NodeScore
+	out                     []framework.NodePluginScores
+	flat                    []framework.PluginScore
+	names                   []string
 }
 
 // lists returns nPlugins lists of nNodes scores, not cleared: the caller
 // writes every Score, and every Name that a normalizer may read.
-func (s *scoreScratch) lists(nPlugins, nNodes int) []framework.NodeScoreList {
+func (s *ScoreBuffers) lists(nPlugins, nNodes int) []framework.NodeScoreList {
 	if cap(s.scores) < nPlugins*nNodes {
 		s.scores = make([]framework.NodeScore, nPlugins*nNodes)
 	}
@@ -43,7 +48,7 @@ func (s *scoreScratch) lists(nPlugins, nNodes int) []framework.NodeScoreList {
 }
 
 // results returns the per-node results and their per-plugin backing.
-func (s *scoreScratch) results(nNodes, nPlugins int) ([]framework.NodePluginScores, []framework.PluginScore) {
+func (s *ScoreBuffers) results(nNodes, nPlugins int) ([]framework.NodePluginScores, []framework.PluginScore) {
 	if cap(s.out) < nNodes {
 		s.out = make([]framework.NodePluginScores, nNodes)
 	}
@@ -90,29 +95,35 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 }
 
 // RunScorePlugins scores every node with every non-skipped Score plugin in
-// parallel over nodes, normalizes per plugin, and applies the weights. The
-// result is valid until the framework's next RunScorePlugins call.
-func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
-	return f.runScorePlugins(ctx, state, pod, nodes, true)
+// parallel over nodes, normalizes per plugin, and applies the weights.
+// The result lives in buf until buf is passed to another pass; a nil buf
+// makes the result the caller's alone.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, buf *ScoreBuffers) ([]framework.NodePluginScores, *framework.Status) {
+	if buf == nil {
+		buf = &ScoreBuffers{}
+	}
+	return f.runScorePlugins(ctx, state, pod, nodes, true, buf)
 }
 
 // RunScorePluginsTotals is RunScorePlugins without the per-plugin scores
 // (Scores is nil): what selecting a host needs, without writing a name per
 // plugin per node every cycle.
-func (f *Framework) RunScorePluginsTotals(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
-	return f.runScorePlugins(ctx, state, pod, nodes, false)
+func (f *Framework) RunScorePluginsTotals(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, buf *ScoreBuffers) ([]framework.NodePluginScores, *framework.Status) {
+	if buf == nil {
+		buf = &ScoreBuffers{}
+	}
+	return f.runScorePlugins(ctx, state, pod, nodes, false, buf)
 }
 
-func (f *Framework) runScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, perPlugin bool) ([]framework.NodePluginScores, *framework.Status) {
-	buf := &f.scoreScratch
+func (f *Framework) runScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, perPlugin bool, buf *ScoreBuffers) ([]framework.NodePluginScores, *framework.Status) {
 	plugins, slots, named := buf.plugins[:0], buf.slots[:0], buf.named[:0]
-	cy, _ := state.Equivalence.(*eqCycle)
+	cy := f.cycleOf(state)
 	for i, pl := range f.score {
 		if !state.SkipScorePlugins.Has(pl.Name()) {
 			plugins = append(plugins, pl)
 			slot := -1 // the equivalence cache's score slot, or -1
 			if cy != nil {
-				slot = f.eq.scoreSlotOf(cy, i)
+				slot = cy.scoreSlot[i]
 			}
 			slots = append(slots, slot)
 			// named[j]: plugin j normalizes, and NormalizeScore may read the names.
@@ -121,7 +132,7 @@ func (f *Framework) runScorePlugins(ctx context.Context, state *framework.CycleS
 	}
 	buf.plugins, buf.slots, buf.named = plugins, slots, named
 	if cy != nil && !perPlugin {
-		if out, ok := f.scoreTotalsCached(ctx, state, pod, nodes, cy); ok {
+		if out, ok := f.scoreTotalsCached(ctx, state, pod, nodes, cy, buf); ok {
 			return out, nil
 		}
 	}
@@ -130,21 +141,18 @@ func (f *Framework) runScorePlugins(ctx context.Context, state *framework.CycleS
 	defer cancel()
 	errCh := make(chan *framework.Status, 1)
 	until := f.parallelizer.Until
-	if cy != nil && cy.scoresCached(nodes, slots) {
+	if cy != nil && f.scoresCached(cy, nodes, slots) {
 		until = parallelize.Serially
 	}
 	until(ctx, len(nodes), func(i int) {
 		ni := nodes[i]
 		name := ni.NodeName()
-		var e *eqEntry
-		if cy != nil {
-			e = cy.entry(ni)
-		}
+		cached := cy != nil && cy.holds(ni)
 		for j, pl := range plugins {
 			var s int64
 			var st *framework.Status
-			if slot := slots[j]; slot >= 0 && e != nil {
-				s, st = f.cachedScore(ctx, pl.ScorePlugin, slot, state, pod, ni, cy, e)
+			if slot := slots[j]; slot >= 0 && cached {
+				s, st = f.cachedScore(ctx, pl.ScorePlugin, slot, state, pod, ni, cy)
 			} else {
 				s, st = runScore(ctx, pl.ScorePlugin, state, pod, ni)
 			}

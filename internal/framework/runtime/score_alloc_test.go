@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/internal/framework/runtime"
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -32,8 +33,9 @@ func TestScoringDoesNotAllocatePerNode(t *testing.T) {
 		if s := f.RunPreScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
 			t.Fatal(s)
 		}
+		var buf runtime.ScoreBuffers
 		return testing.AllocsPerRun(20, func() {
-			if _, s := f.RunScorePlugins(ctx, state, pod, nodes); !s.IsSuccess() {
+			if _, s := f.RunScorePlugins(ctx, state, pod, nodes, &buf); !s.IsSuccess() {
 				t.Fatal(s)
 			}
 		})

@@ -135,7 +135,7 @@ func (pl *DefaultPreemption) eligible(pod *v1.Pod, m framework.NodeToStatusReade
 	}
 	if ni, err := pl.handle.SnapshotSharedLister().NodeInfos().Get(nominated); err == nil && ni != nil {
 		prio := corev1helpers.PodPriority(pod)
-		for _, p := range ni.Pods {
+		for _, p := range ni.Pods() {
 			if corev1helpers.PodPriority(p.Pod) < prio && terminatingByPreemption(p.Pod) {
 				return false, msgNotEligibleTerminating
 			}
@@ -233,7 +233,7 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
 	prio := corev1helpers.PodPriority(pod)
 	var potential []*framework.PodInfo
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		if corev1helpers.PodPriority(pi.Pod) < prio {
 			potential = append(potential, pi)
 		}

@@ -75,8 +75,11 @@ var AllocatorFeatures = structured.Features{
 // DynamicResources is a PreEnqueue, PreFilter, Filter, PostFilter, Score,
 // Reserve and PreBind plugin.
 type DynamicResources struct {
-	h              framework.Handle
-	manager        framework.DRAManager
+	h       framework.Handle
+	manager framework.DRAManager
+	// allocCache is manager's cache of Filter's allocations per node,
+	// nil when the manager keeps none.
+	allocCache     allocationCache
 	celCache       *cel.Cache
 	filterTimeout  time.Duration
 	bindingTimeout time.Duration
@@ -121,8 +124,21 @@ func New(_ context.Context, args runtime.Object, h framework.Handle) (framework.
 		if pl.manager == nil {
 			pl.manager = NewManager(h.Listers())
 		}
+		pl.allocCache, _ = pl.manager.(allocationCache)
 	}
 	return pl, nil
+}
+
+// allocationCache is a DRAManager that keeps Filter's allocations per node
+// across cycles (allocation_cache.go): this package's Manager is one; a
+// manager without it (a test's fake) has every cycle allocate anew.
+type allocationCache interface {
+	framework.DRAManager
+	// SliceGen is the generation of the slices, classes and rules.
+	SliceGen() uint64
+	allocatedStateAndView(sig string, sliceGen uint64, slices []*resourceapi.ResourceSlice) (*structured.AllocatedState, *cycleView, error)
+	lookup(v *cycleView, node string) ([]resourceapi.AllocationResult, bool)
+	store(v *cycleView, node string, result []resourceapi.AllocationResult)
 }
 
 // Name implements framework.Plugin.
@@ -153,8 +169,7 @@ type stateData struct {
 	toAllocate []*resourceapi.ResourceClaim
 	timeout    bool
 	// cache is the allocation cache's view of this cycle (nil: not used).
-	cache   *cycleView
-	manager *Manager
+	cache *cycleView
 
 	mu sync.Mutex
 	// unavailableClaims are the allocated claims some node could not use
@@ -300,22 +315,23 @@ func (pl *DynamicResources) PreFilter(ctx context.Context, cs *framework.CycleSt
 		}
 	}
 	if len(toAllocate) > 0 {
-		m, isManager := pl.manager.(*Manager)
 		// The special claim's requests differ per node: no allocation
 		// cache for it.
-		isManager = isManager && s.ext == nil
+		ac := pl.allocCache
+		if s.ext != nil {
+			ac = nil
+		}
 		var sliceGen uint64
-		if isManager {
-			sliceGen = m.SliceGen()
+		if ac != nil {
+			sliceGen = ac.SliceGen()
 		}
 		slices, err := pl.manager.ResourceSlices()
 		if err != nil {
 			return nil, framework.AsStatus(err)
 		}
 		var allocated *structured.AllocatedState
-		if isManager {
-			allocated, s.cache, err = m.allocatedStateAndView(claimsSignature(toAllocate), sliceGen, slices)
-			s.manager = m
+		if ac != nil {
+			allocated, s.cache, err = ac.allocatedStateAndView(claimsSignature(toAllocate), sliceGen, slices)
 		} else {
 			allocated, err = pl.manager.AllocatedState()
 		}
@@ -405,7 +421,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 		var result []resourceapi.AllocationResult
 		cached := false
 		if s.cache != nil {
-			result, cached = s.manager.lookup(s.cache, node.Name)
+			result, cached = pl.allocCache.lookup(s.cache, node.Name)
 		}
 		if !cached {
 			actx := ctx
@@ -422,7 +438,7 @@ func (pl *DynamicResources) Filter(ctx context.Context, cs *framework.CycleState
 			}
 			result, err = a.Allocate(actx, node, toAllocate)
 			if err == nil && s.cache != nil && (result == nil || len(result) == len(toAllocate)) {
-				s.manager.store(s.cache, node.Name, result)
+				pl.allocCache.store(s.cache, node.Name, result)
 			}
 		}
 		switch {
@@ -592,10 +608,9 @@ func claimName(c *resourceapi.ResourceClaim) string {
 	return strings.TrimPrefix(c.Namespace+"/"+c.Name, "/")
 }
 
-var _ framework.NodeDetailer = &DynamicResources{}
-
-// NodeDetails implements framework.NodeDetailer: the devices Filter
-// allocated on the node, "claim/request: driver/pool/device".
+// NodeDetails is what explain shows of a feasible node: the devices
+// Filter allocated on it, "claim/request: driver/pool/device". The
+// runtime asks every plugin that has this method.
 func (pl *DynamicResources) NodeDetails(cs *framework.CycleState, nodeName string) []string {
 	s, err := getState(cs)
 	if err != nil || len(s.claims) == 0 {

@@ -161,7 +161,7 @@ func (pl *DynamicResources) filterExtended(s *stateData, pod *v1.Pod, ni *framew
 	}
 	var viaDRA map[v1.ResourceName]int64
 	for _, name := range s.ext.names {
-		allocatable, inAllocatable := ni.Allocatable.Scalar[name]
+		allocatable, inAllocatable := ni.Allocatable().Scalar[name]
 		if pl.manager.DeviceClassFor(name) != nil && allocatable == 0 {
 			if viaDRA == nil {
 				viaDRA = map[v1.ResourceName]int64{}

@@ -45,13 +45,13 @@ func (m *NodeMemo[E]) Refresh(lister framework.SharedLister, nodes []*framework.
 	compute func(i int, ni *framework.NodeInfo, e *E), apply func(e *E, sign int64)) {
 	visit := func(i int) {
 		s, ni := &m.slots[i], nodes[i]
-		if s.ni == ni && s.gen == ni.Generation {
+		if s.ni == ni && s.gen == ni.Generation() {
 			return
 		}
 		if s.ni != nil {
 			apply(&s.entry, -1)
 		}
-		s.ni, s.gen = ni, ni.Generation
+		s.ni, s.gen = ni, ni.Generation()
 		compute(i, ni, &s.entry)
 		apply(&s.entry, 1)
 	}
@@ -84,8 +84,8 @@ func (m *NodeMemo[E]) Refresh(lister framework.SharedLister, nodes []*framework.
 // generation), else -1. Filter and Score use it to read what PreFilter and
 // PreScore computed instead of reading the node again.
 func (m *NodeMemo[E]) Position(ni *framework.NodeInfo) int {
-	i := ni.Index
-	if i < 0 || i >= len(m.slots) || m.slots[i].ni != ni || m.slots[i].gen != ni.Generation {
+	i := ni.Index()
+	if i < 0 || i >= len(m.slots) || m.slots[i].ni != ni || m.slots[i].gen != ni.Generation() {
 		return -1
 	}
 	return i

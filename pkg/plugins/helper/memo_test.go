@@ -43,12 +43,12 @@ func (z *podsPerZone) answer(nodes []*framework.NodeInfo) any {
 	z.nodes.Refresh(z.lister, nodes, func(_ int, ni *framework.NodeInfo, e *zoneEntry) {
 		z.computed++
 		e.zone, e.has = ni.Node().Labels[v1.LabelTopologyZone]
-		e.pods = len(ni.Pods)
+		e.pods = len(ni.Pods())
 	}, z.apply)
 	held := map[string]string{}
 	for _, ni := range nodes {
 		held[ni.NodeName()] = "not held"
-		if i := z.nodes.Position(ni); i == ni.Index {
+		if i := z.nodes.Position(ni); i == ni.Index() {
 			held[ni.NodeName()] = z.nodes.Entry(i).zone
 		}
 	}

@@ -104,7 +104,7 @@ func (pl *ImageLocality) Score(_ context.Context, state *framework.CycleState, p
 	}
 	var sum int64
 	for _, img := range s.images {
-		if st, ok := ni.ImageStates[img]; ok && s.totalNodes > 0 {
+		if st, ok := ni.ImageStates()[img]; ok && s.totalNodes > 0 {
 			sum += int64(float64(st.Size) * float64(st.NumNodes) / float64(s.totalNodes))
 		}
 	}

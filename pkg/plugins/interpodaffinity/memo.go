@@ -89,7 +89,7 @@ func (m *incomingMemo) refresh(lister framework.SharedLister, nodes []*framework
 			v, ok := node.Labels[antiTerms[t].TopologyKey]
 			e.antiPairs[t] = optPair{topologyPair{antiTerms[t].TopologyKey, v}, ok}
 		}
-		for _, existing := range ni.Pods {
+		for _, existing := range ni.Pods() {
 			if matchesAllTerms(affinityTerms, existing.Pod, nil) {
 				e.affinity++
 			}
@@ -227,7 +227,7 @@ func (m *antiMemo) refresh(lister framework.SharedLister, nodes []*framework.Nod
 		if node == nil {
 			return
 		}
-		for _, existing := range ni.PodsWithRequiredAntiAffinity {
+		for _, existing := range ni.PodsWithRequiredAntiAffinity() {
 			for t := range existing.RequiredAntiAffinityTerms {
 				term := &existing.RequiredAntiAffinityTerms[t]
 				v, ok := node.Labels[term.TopologyKey]

@@ -98,9 +98,9 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, state *framework.CycleSt
 				}
 			}
 		}
-		pods := ni.PodsWithAffinity
+		pods := ni.PodsWithAffinity()
 		if hasPreferred {
-			pods = ni.Pods
+			pods = ni.Pods()
 		}
 		for _, existing := range pods {
 			for i := range preferred {

@@ -70,7 +70,7 @@ func (*NodeDeclaredFeatures) Filter(_ context.Context, state *framework.CycleSta
 	if err != nil {
 		return framework.AsStatus(err)
 	}
-	ok, err := d.(*preFilterState).reqs.IsSubset(ni.DeclaredFeatures)
+	ok, err := d.(*preFilterState).reqs.IsSubset(ni.DeclaredFeatures())
 	if err != nil {
 		return framework.AsStatus(err)
 	}

@@ -74,7 +74,7 @@ func (*NodePorts) Filter(_ context.Context, state *framework.CycleState, pod *v1
 // Fits reports whether none of the ports is taken on the node.
 func Fits(ports []v1.ContainerPort, ni *framework.NodeInfo) bool {
 	for i := range ports {
-		if ni.UsedPorts.CheckConflict(ports[i].HostIP, string(ports[i].Protocol), ports[i].HostPort) {
+		if ni.UsedPorts().CheckConflict(ports[i].HostIP, string(ports[i].Protocol), ports[i].HostPort) {
 			return false
 		}
 	}

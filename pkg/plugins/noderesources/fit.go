@@ -165,10 +165,11 @@ func (f *Fit) ignored(name v1.ResourceName) bool {
 
 // fits is the allocation-free fast path of fitsRequest.
 func (f *Fit) fits(s *preFilterState, ni *framework.NodeInfo) bool {
-	if int64(len(ni.Pods))+1 > ni.Allocatable.AllowedPodNumber {
+	if int64(len(ni.Pods()))+1 > ni.Allocatable().AllowedPodNumber {
 		return false
 	}
-	a, r := &ni.Allocatable, &ni.Requested
+	allocatable, requested := ni.Allocatable(), ni.Requested()
+	a, r := &allocatable, &requested
 	if s.MilliCPU > 0 && s.MilliCPU > a.MilliCPU-r.MilliCPU {
 		return false
 	}
@@ -194,8 +195,9 @@ func (f *Fit) fits(s *preFilterState, ni *framework.NodeInfo) bool {
 // memory, ephemeral-storage, then scalar resources by name.
 func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []InsufficientResource {
 	var out []InsufficientResource
-	a, r := &ni.Allocatable, &ni.Requested
-	if n := int64(len(ni.Pods)); n+1 > a.AllowedPodNumber {
+	allocatable, requested := ni.Allocatable(), ni.Requested()
+	a, r := &allocatable, &requested
+	if n := int64(len(ni.Pods())); n+1 > a.AllowedPodNumber {
 		out = append(out, InsufficientResource{ResourceName: v1.ResourcePods, Reason: ReasonTooManyPods, Requested: 1, Used: n, Capacity: a.AllowedPodNumber}) // never unresolvable, as upstream
 	}
 	if s.MilliCPU == 0 && s.Memory == 0 && s.EphemeralStorage == 0 && len(s.scalars) == 0 {

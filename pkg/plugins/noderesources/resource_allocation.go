@@ -185,29 +185,31 @@ func (r *resourceAllocationScorer) computePodRequests(pod *v1.Pod) []int64 {
 // node does not have in its allocatable counts the devices of the
 // DeviceClass that provides it, if any (dra, for the i-th resource).
 func (r *resourceAllocationScorer) allocatableAndRequested(ni *framework.NodeInfo, name v1.ResourceName, podRequest int64, dra *draScoreState, i int) (int64, int64) {
-	requested := &ni.NonZeroRequested
+	nonZero := ni.NonZeroRequested()
+	requested := &nonZero
 	if r.useRequested {
-		requested = &ni.Requested
+		all := ni.Requested()
+		requested = &all
 	}
 	switch name {
 	case v1.ResourceCPU:
-		return ni.Allocatable.MilliCPU, requested.MilliCPU + podRequest
+		return ni.Allocatable().MilliCPU, requested.MilliCPU + podRequest
 	case v1.ResourceMemory:
-		return ni.Allocatable.Memory, requested.Memory + podRequest
+		return ni.Allocatable().Memory, requested.Memory + podRequest
 	case v1.ResourceEphemeralStorage:
-		return ni.Allocatable.EphemeralStorage, ni.Requested.EphemeralStorage + podRequest
+		return ni.Allocatable().EphemeralStorage, ni.Requested().EphemeralStorage + podRequest
 	}
 	if podRequest == 0 && framework.IsScalarResourceName(name) {
 		return 0, 0
 	}
-	alloc, ok := ni.Allocatable.Scalar[name]
+	alloc, ok := ni.Allocatable().Scalar[name]
 	if alloc == 0 && dra != nil {
 		if capacity, allocated := dra.totals(ni.Node(), i); capacity > 0 {
 			return capacity, allocated + podRequest
 		}
 	}
 	if ok {
-		return alloc, ni.Requested.Scalar[name] + podRequest
+		return alloc, ni.Requested().Scalar[name] + podRequest
 	}
 	return 0, 0
 }

@@ -151,7 +151,7 @@ func (pl *CSILimits) Filter(ctx context.Context, state *framework.CycleState, _ 
 	}
 	logger := klog.FromContext(ctx)
 	attached := map[string]string{}
-	for _, pi := range ni.Pods {
+	for _, pi := range ni.Pods() {
 		vols, _ := pl.attachable(logger, pi.Pod, false)
 		for _, v := range vols {
 			if v.migratedFrom == "" || migrationOn(csiNode, v.migratedFrom) {

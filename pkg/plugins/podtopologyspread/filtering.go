@@ -116,7 +116,7 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 		}
 		for i := range cs {
 			if cs[i].includes(logger, pod, node, &s.affinity) {
-				into[i] = contribution{counted: true, value: node.Labels[cs[i].TopologyKey], pods: countMatching(ni.Pods, cs[i].Selector, pod.Namespace)}
+				into[i] = contribution{counted: true, value: node.Labels[cs[i].TopologyKey], pods: countMatching(ni.Pods(), cs[i].Selector, pod.Namespace)}
 			}
 		}
 	})

@@ -150,7 +150,7 @@ func (m *memo) refresh(lister framework.SharedLister, nodes []*framework.NodeInf
 // contributionAt is constraint k's contribution of ni, which must be held
 // (at returned known).
 func (m *memo) contributionAt(ni *framework.NodeInfo, k int) contribution {
-	return (*m.nodes.Entry(ni.Index))[k]
+	return (*m.nodes.Entry(ni.Index()))[k]
 }
 
 // Which count a memo keeps: PreFilter's, or PreScore's (whose rules

@@ -77,13 +77,13 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 			c := &cs[i]
 			if c.TopologyKey == v1.LabelHostname {
 				// Not a counted domain: Score reads the node's own count.
-				into[i] = contribution{pods: countMatching(ni.Pods, c.Selector, pod.Namespace)}
+				into[i] = contribution{pods: countMatching(ni.Pods(), c.Selector, pod.Namespace)}
 				continue
 			}
 			if !c.includes(logger, pod, node, &affinity) {
 				continue
 			}
-			into[i] = contribution{counted: true, value: node.Labels[c.TopologyKey], pods: countMatching(ni.Pods, c.Selector, pod.Namespace)}
+			into[i] = contribution{counted: true, value: node.Labels[c.TopologyKey], pods: countMatching(ni.Pods(), c.Selector, pod.Namespace)}
 		}
 	})
 	s.memo = m
@@ -150,7 +150,7 @@ func (pl *PodTopologySpread) Score(_ context.Context, state *framework.CycleStat
 		case known && ni.Node() != nil:
 			cnt = int64(s.memo.contributionAt(ni, i).pods)
 		default:
-			cnt = int64(countMatching(ni.Pods, c.Selector, pod.Namespace))
+			cnt = int64(countMatching(ni.Pods(), c.Selector, pod.Namespace))
 		}
 		score += float64(cnt)*s.weights[i] + float64(c.MaxSkew-1)
 	}

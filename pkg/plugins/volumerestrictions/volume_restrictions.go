@@ -90,7 +90,7 @@ func (pl *VolumeRestrictions) PreFilter(_ context.Context, state *framework.Cycl
 	}
 	if s.rwop.Len() > 0 {
 		for _, ni := range nodes {
-			for _, pi := range ni.Pods {
+			for _, pi := range ni.Pods() {
 				s.conflicts += s.uses(pod, pi.Pod)
 			}
 		}
@@ -145,7 +145,7 @@ func (pl *VolumeRestrictions) Filter(_ context.Context, state *framework.CycleSt
 		if !needsDiskCheck(v) {
 			continue
 		}
-		for _, pi := range ni.Pods {
+		for _, pi := range ni.Pods() {
 			if conflicts(v, pi.Pod) {
 				return framework.NewStatus(framework.Unschedulable, ErrReasonDiskConflict)
 			}

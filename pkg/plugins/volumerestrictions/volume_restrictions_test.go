@@ -86,7 +86,7 @@ func TestRemovingTheHolderOfAReadWriteOncePodClaimLiftsTheConflict(t *testing.T)
 	if st := vr.Filter(ctx, state, pod, nis[0]); st.IsSuccess() {
 		t.Fatal("the claim in use should conflict")
 	}
-	vr.RemovePod(ctx, state, pod, nis[0].Pods[0], nis[0])
+	vr.RemovePod(ctx, state, pod, nis[0].Pods()[0], nis[0])
 	if st := vr.Filter(ctx, state, pod, nis[0]); !st.IsSuccess() {
 		t.Errorf("after removing the holder (preemption): %v", st)
 	}

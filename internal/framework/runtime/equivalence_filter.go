@@ -1,0 +1,116 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// maxSerialMisses: a pass over nodes whose results are in the equivalence
+// cache for all but this many nodes runs in the calling goroutine. A
+// cached verdict or score is a load and a compare, cheaper than starting
+// and waking workers for it.
+const maxSerialMisses = 8
+
+// runFilterPluginsCached is RunFilterPlugins with the cached plugins'
+// verdicts taken from (or recorded into) the cycle's class.
+func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, cy *eqCycle) *framework.Status {
+	e := cy.entry(ni)
+	if e == nil {
+		return f.RunFilterPlugins(ctx, state, pod, ni)
+	}
+	if cy.cachedOnly && e.filtered >= cy.filteredAll {
+		return e.rejection // every plugin's verdict is cached: the rejection, or nil
+	}
+	for i, pl := range f.filter {
+		step := cy.filter[i]
+		if step.skip {
+			continue
+		}
+		slot := step.slot
+		if slot >= 0 && slot < e.filtered {
+			if e.rejection != nil && slot == e.rejectedAt {
+				return e.rejection
+			}
+			continue
+		}
+		st := f.runFilter(ctx, pl, state, pod, ni)
+		if st.IsSuccess() {
+			if slot >= 0 {
+				e.filtered = slot + 1
+			}
+			continue
+		}
+		if !st.IsRejected() {
+			// Errors are not cached: the next cycle tries again.
+			return framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), st.AsError())).WithPlugin(pl.Name())
+		}
+		st = st.WithPlugin(pl.Name())
+		if slot >= 0 {
+			e.filtered, e.rejectedAt, e.rejection = slot+1, slot, st
+		}
+		return st
+	}
+	return nil
+}
+
+// listGenerations returns the generations Options.NodeGenerations keeps
+// beside its list when nodes is that list itself (not a subset PreFilter left):
+// then position j of nodes is Index j and its generation is gens[j], and
+// a pass reads neither from the NodeInfo. Else nil.
+func (f *Framework) listGenerations(nodes []*framework.NodeInfo) []int64 {
+	ng := f.opts.NodeGenerations
+	if ng == nil || len(nodes) == 0 {
+		return nil
+	}
+	gens := ng.Generations()
+	list, _ := ng.List()
+	if len(gens) != len(nodes) || len(list) != len(nodes) || &list[0] != &nodes[0] {
+		return nil
+	}
+	return gens
+}
+
+// FilterCachedPrefix evaluates Filter on nodes[(start+i)%len(nodes)],
+// i < n, in the calling goroutine, writing statuses[i]: from the
+// equivalence cache, running the plugins for at most maxSerialMisses
+// nodes whose verdicts it does not hold. It returns how many nodes it
+// evaluated: n, or the position of the first miss past that bound, or 0
+// when the cache cannot serve this cycle (no class, a filter plugin that
+// is not cached, pods nominated somewhere). The caller evaluates the rest
+// as without the cache; verdicts do not depend on who computes them.
+func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, n int, statuses []*framework.Status) int {
+	cy := f.cycleOf(state)
+	if cy == nil || !cy.cachedOnly || (f.opts.Nominator != nil && f.opts.Nominator.HasNominatedPods()) {
+		return 0
+	}
+	entries, all := cy.class.entries, cy.filteredAll
+	gens := f.listGenerations(nodes)
+	misses := 0
+	j := start % len(nodes)
+	for i := 0; i < n; i++ {
+		var idx int
+		var gen int64
+		if gens != nil {
+			idx, gen = j, gens[j]
+		} else {
+			idx, gen = nodes[j].Index(), nodes[j].Generation()
+		}
+		if idx >= 0 && idx < len(entries) && entries[idx].gen == gen && entries[idx].filtered >= all {
+			statuses[i] = entries[idx].rejection
+		} else {
+			if misses == maxSerialMisses {
+				return i
+			}
+			misses++
+			statuses[i] = f.runFilterPluginsCached(ctx, state, pod, nodes[j], cy)
+		}
+		if j++; j == len(nodes) {
+			j = 0
+		}
+	}
+	return n
+}
