@@ -631,9 +631,9 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *runtime.Framework,
 // selectHost picks the highest total, breaking ties uniformly at random
 // with the seeded source: one draw among the nodes tied for the best, the
 // k-th of them in list order. (kube-scheduler draws a number per node and
-// takes the highest pair; either way each tied node is equally likely.
-// The earlier reservoir drew once per tie, 500 draws a pod on a cluster
-// of equal nodes: a sixth of the cycle.)
+// takes the highest pair; either way each tied node is equally likely,
+// and one draw per pod keeps the seeded sequence independent of how many
+// nodes tie.)
 func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 	best, count := scores[0].TotalScore, 0
 	for i := range scores {

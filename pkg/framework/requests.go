@@ -15,10 +15,9 @@ import (
 //
 // Most pods have only containers, with whole millicores and whole bytes:
 // for them the sums are taken here, without PodRequests' intermediate
-// ResourceLists (two PodRequests calls were ~7 µs, a tenth of a warm
-// scheduling cycle, and a PodInfo is computed for every pod added, bound
-// and reported). The result is the same: a sum of exact quantities
-// converts exactly. Any other pod goes through PodRequests.
+// ResourceLists (a PodInfo is computed for every pod added, bound and
+// reported). The result is the same: a sum of exact quantities converts
+// exactly. Any other pod goes through PodRequests.
 func PodRequests(pod *v1.Pod) (req Resource, nonZeroCPU, nonZeroMem int64) {
 	resized := StatusResourcesMatter(pod)
 	if !resized {

@@ -180,8 +180,8 @@ type NodeToStatus struct {
 	// m is built on the first Set, Get or Recorded; until then the
 	// statuses added with AddNew are kept in names and sts, in order: a
 	// cycle that finds a node records every node it rejected on the way,
-	// and building a map of thousands of them was a fifth of the cycle
-	// of a pod that most nodes reject, though only a failed cycle reads it.
+	// thousands for a pod that most nodes reject, and only a failed cycle
+	// reads them by name.
 	m                 map[string]*Status
 	once              sync.Once // builds m; Get may be called in parallel
 	infos             []*NodeInfo
