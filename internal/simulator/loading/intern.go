@@ -10,11 +10,10 @@ import (
 
 // interner shares equal resource lists between the objects of one load:
 // the pods of a workload request the same, the nodes of a pool have the
-// same capacity, and each decoded list is a map of a few 56-byte
-// quantities (~640 bytes): shared, they were a third of a large cluster's
-// decoded memory, and on this kind of machine every fresh page costs
-// ~10 µs. Shared lists are never written: the loader's defaulting copies
-// a list before it adds to it (defaultContainers).
+// same capacity, and each decoded list is a map of quantities that
+// would otherwise be held once per object. Shared lists are never
+// written: the loader's defaulting copies a list before it adds to it
+// (defaultContainers).
 type interner struct {
 	mu    sync.Mutex
 	lists map[string]v1.ResourceList

@@ -9,9 +9,8 @@ import (
 // The loader reads a JSON document's head (kind, apiVersion, metadata's
 // name and namespace, a List's items) and splits a List into its items
 // by walking the bytes of a document already checked valid (json.Valid),
-// without decoding: the generic decode of the head and of the item array
-// scanned and copied a 10 MB List three times over before the objects
-// were decoded (a third of simulate's loading). The walk never judges
+// without decoding, so a large List is not scanned and copied again
+// before its objects are decoded. The walk never judges
 // validity; anything it does not read the way encoding/json would (an
 // escaped key, a head field given twice) sends the document back to the
 // generic decode, whose messages stay those of every error.

@@ -66,11 +66,9 @@ const StdinName = "<stdin>"
 // LoadFrom is Load with "-" read from stdin.
 func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
 	// Decoding is nearly all allocation of objects that stay: the collector
-	// runs four times less often meanwhile (unless GOGC says otherwise, or
-	// the command's starting heap has it off). The memory it leaves is
-	// reused by the simulation, whose one core would otherwise fault the
-	// pages in (~10 µs each on this kind of machine): SchedulingBasic
-	// 0.99 -> 0.95 s, the same peak RSS.
+	// runs less often meanwhile (unless GOGC says otherwise, or the
+	// command's starting heap has it off), and the memory it leaves is
+	// reused by the simulation.
 	defer gcpace.Loading()()
 	l := &loader{c: cluster.New()}
 	readStdin := false
@@ -182,9 +180,8 @@ func (l *loader) load(path string, in io.Reader) error {
 
 func (l *loader) loadBytes(path string, data []byte) error {
 	docs, readErr := splitDocuments(path, data)
-	// Documents decode in parallel (the loader is a fifth of simulate's
-	// time on large clusters) and are added in file order, so the result
-	// and the first error reported are those of a sequential read.
+	// Documents decode in parallel and are added in file order, so the
+	// result and the first error reported are those of a sequential read.
 	results := make([]decoded, len(docs))
 	if l.intern == nil {
 		l.intern = newInterner()
@@ -221,7 +218,7 @@ func (l *loader) loadBytes(path string, data []byte) error {
 // YAMLReader: "---" lines). A file that is one JSON document (no line
 // starts with "---", which JSON can't hold) is that document, without
 // the line-by-line read: kubectl's -o json writes a whole List on one
-// line, and growing a buffer through it was a third of the loading.
+// line, which the reader would grow a buffer through.
 func splitDocuments(path string, data []byte) (docs [][]byte, readErr error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' && !bytes.HasPrefix(data, []byte("---")) && !bytes.Contains(data, []byte("\n---")) {
 		return [][]byte{data}, nil

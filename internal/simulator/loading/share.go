@@ -10,9 +10,8 @@ import (
 
 // Equal members decode once. The pods of a workload differ in their
 // metadata and, once bound, in spec.nodeName; the nodes of a pool differ
-// in metadata alone. Decoding each one's spec or status again was most of
-// the loading (sigs.k8s.io/json and the maps it builds: a third of
-// simulate's CPU on SchedulingBasic), so a Pod's spec and a Node's status
+// in metadata alone. Rather than decoding each one's spec or status
+// again (sigs.k8s.io/json and the maps it builds), a Pod's spec and a Node's status
 // are keyed by their bytes (a pod's with its nodeName left out), decoded
 // the first time and shared after: the next object with the same bytes is
 // decoded without them and given a copy of the shared struct, whose

@@ -10,9 +10,8 @@ import (
 
 // writeReportJSON writes r exactly as writeJSON (json.MarshalIndent, two
 // spaces) would: the pods and nodes, which are nearly all of a large
-// report, are written here; the rest by MarshalIndent. Reflection and
-// re-indenting 15,000 objects were a third of the report phase of a
-// 10,000-pod simulation. TestReportJSONIsMarshalIndents holds it to
+// report, are written here without reflection or re-indenting; the rest
+// by MarshalIndent. TestReportJSONIsMarshalIndents holds it to
 // MarshalIndent.
 func writeReportJSON(out io.Writer, r *Report) error {
 	rest, err := json.MarshalIndent(struct {
