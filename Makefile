@@ -55,9 +55,9 @@ test-integration: integration-binaries
 FUZZTIME ?= 4s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/config
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator
-	$(GO) test -run '^$$' -fuzz '^FuzzHostileQuantities$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator
-	$(GO) test -run '^$$' -fuzz '^FuzzScanHead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
+	$(GO) test -run '^$$' -fuzz '^FuzzHostileQuantities$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
+	$(GO) test -run '^$$' -fuzz '^FuzzScanHead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
 
 ## soak: the long chaos soak (6,000 pods, 12 rounds of faults); the short
 ## one runs in test-integration.
@@ -102,8 +102,8 @@ bench:
 
 ## conformance: compare explain with upstream's answers (scenarios copied in testdata).
 conformance: build
-	bash ../shared/conformance/compare.sh -s internal/simulator/testdata/conformance -s internal/simulator/testdata/conformance-storage \
-		-s internal/simulator/testdata/conformance-dra -s internal/simulator/testdata/conformance-edge -s internal/simulator/testdata/conformance-fuzz 'bin/kubesched explain -f {} -o json'
+	bash ../shared/conformance/compare.sh -s internal/simulator/questions/testdata/conformance -s internal/simulator/questions/testdata/conformance-storage \
+		-s internal/simulator/questions/testdata/conformance-dra -s internal/simulator/questions/testdata/conformance-edge -s internal/simulator/questions/testdata/conformance-fuzz 'bin/kubesched explain -f {} -o json'
 
 ## example: simulate the bundled example.
 example:

@@ -1,8 +1,11 @@
-package simulator
+package simulator_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -31,15 +34,15 @@ func BenchmarkSimulate(b *testing.B) {
 
 // benchmarkRun times World.Run on fresh copies of c (building the world
 // untimed) and reports pods/s for pending pods.
-func benchmarkRun(b *testing.B, c *Cluster, pending int) {
-	cfg := defaultConfig(b)
+func benchmarkRun(b *testing.B, c *cluster.Cluster, pending int) {
+	cfg := simtest.DefaultConfig(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		cc := *c
 		cc.Pods = clonePods(c)
-		w, err := NewWorld(context.Background(), &cc, cfg, plugins.NewInTreeRegistry(), 1)
+		w, err := simulator.NewWorld(context.Background(), &cc, cfg, plugins.NewInTreeRegistry(), 1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -49,7 +52,7 @@ func benchmarkRun(b *testing.B, c *Cluster, pending int) {
 	b.ReportMetric(float64(pending)*float64(b.N)/b.Elapsed().Seconds(), "pods/s")
 }
 
-func clonePods(c *Cluster) []*v1.Pod {
+func clonePods(c *cluster.Cluster) []*v1.Pod {
 	out := make([]*v1.Pod, len(c.Pods))
 	for i, p := range c.Pods {
 		out[i] = p.DeepCopy()
@@ -66,7 +69,7 @@ func BenchmarkSimulatePerfWorkloads(b *testing.B) {
 		}
 		w := w.Scaled(5)
 		b.Run(w.Name, func(b *testing.B) {
-			benchmarkRun(b, loadObjects(b, w.Objects()), w.MeasurePods)
+			benchmarkRun(b, simtest.LoadObjects(b, w.Objects()), w.MeasurePods)
 		})
 	}
 }

@@ -1,7 +1,14 @@
-package simulator
+package simulator_test
 
 import (
 	"context"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	"github.com/kubesched/kubesched/internal/simulator/timeline"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,22 +22,22 @@ import (
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
-func podResult(r *Report, ns, name string) (PodResult, bool) {
+func podResult(r *report.Report, ns, name string) (report.PodResult, bool) {
 	for _, p := range r.Pods {
 		if p.Namespace == ns && p.Name == name {
 			return p, true
 		}
 	}
-	return PodResult{}, false
+	return report.PodResult{}, false
 }
 
 // TestDRAExample holds the bundled DRA example to what its header says.
 func TestDRAExample(t *testing.T) {
-	c, err := Load([]string{"../../examples/dra.yaml"})
+	c, err := loading.Load([]string{"../../examples/dra.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, r := simulate(t, c, 1)
+	_, r := simtest.Simulate(t, c, 1)
 	tests := []struct {
 		name, pod string
 		// nodes the pod may land on ("" for pending), devices it gets
@@ -53,12 +60,12 @@ func TestDRAExample(t *testing.T) {
 				t.Fatalf("no result for %s", tt.pod)
 			}
 			if tt.nodes == nil {
-				if p.Status != StatusUnschedulable || !strings.HasPrefix(p.Message, tt.message) {
+				if p.Status != report.StatusUnschedulable || !strings.HasPrefix(p.Message, tt.message) {
 					t.Errorf("%s: %s %q, want Unschedulable %q", tt.pod, p.Status, p.Message, tt.message)
 				}
 				return
 			}
-			if p.Status != StatusScheduled || !contains(tt.nodes, p.Node) {
+			if p.Status != report.StatusScheduled || !contains(tt.nodes, p.Node) {
 				t.Errorf("%s: %s on %q, want Scheduled on one of %v", tt.pod, p.Status, p.Node, tt.nodes)
 			}
 			if len(p.Devices) != tt.devices {
@@ -86,7 +93,7 @@ func contains(list []string, s string) bool {
 // second waits; when the first finishes, its claim is deallocated (as the
 // resourceclaim controller does) and the second gets the same GPU.
 func TestAFinishedPodFreesItsDevice(t *testing.T) {
-	first := st.MakePod().Name("first").Annotation(DurationAnnotation, "10m").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
+	first := st.MakePod().Name("first").Annotation(cluster.DurationAnnotation, "10m").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
 	second := st.MakePod().Name("second").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
 	objs := []runtime.Object{
 		st.MakeNode().Name("a").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj(),
@@ -95,13 +102,13 @@ func TestAFinishedPodFreesItsDevice(t *testing.T) {
 		st.ClaimTemplate("one-gpu", "gpu", 1),
 		first, second,
 	}
-	w, r := simulate(t, loadObjects(t, objs), 1)
+	w, r := simtest.Simulate(t, simtest.LoadObjects(t, objs), 1)
 	p, _ := podResult(r, "default", "second")
-	if p.Status != StatusScheduled || len(p.Devices) != 1 || !strings.HasSuffix(p.Devices[0], "gpu.example.com/a/gpu-0") {
+	if p.Status != report.StatusScheduled || len(p.Devices) != 1 || !strings.HasSuffix(p.Devices[0], "gpu.example.com/a/gpu-0") {
 		t.Errorf("second: %s on %q with %v, want Scheduled with gpu-0 once first finished", p.Status, p.Node, p.Devices)
 	}
-	if f, _ := podResult(r, "default", "first"); f.Status != StatusFinished {
-		t.Errorf("first: %s, want %s", f.Status, StatusFinished)
+	if f, _ := podResult(r, "default", "first"); f.Status != report.StatusFinished {
+		t.Errorf("first: %s, want %s", f.Status, report.StatusFinished)
 	}
 	// The first pod's claim was released: of the two generated claims,
 	// only the second's is allocated, and reserved for it.
@@ -164,22 +171,22 @@ spec:
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	c, err := Load(paths)
+	c, err := loading.Load(paths)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	w, err := simulator.NewWorld(context.Background(), c, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RunScenario(context.Background()); err != nil {
+	if err := timeline.Run(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
 	for _, err := range w.CheckInvariants() {
 		t.Errorf("invariant broken: %v", err)
 	}
 	p, _ := podResult(w.Report(), "default", "job")
-	if p.Status != StatusScheduled || p.Node != "a" || len(p.Devices) != 1 {
+	if p.Status != report.StatusScheduled || p.Node != "a" || len(p.Devices) != 1 {
 		t.Errorf("job: %s on %q with %v (%s), want Scheduled on a with gpu-0 after the slice appeared", p.Status, p.Node, p.Devices, p.Message)
 	}
 }
@@ -188,15 +195,15 @@ spec:
 // example leaves free (14 GPUs, 11 taken), and the next copy is explained
 // against the claims as they are then, not as the manifests had them.
 func TestCapacityCountsFreeDevices(t *testing.T) {
-	c, err := Load([]string{"../../examples/dra.yaml"})
+	c, err := loading.Load([]string{"../../examples/dra.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	probe := st.MakePod().Name("probe").Namespace("ml").UID("probe").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
-	newWorld := func(c *Cluster) (*World, error) {
-		return NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	newWorld := func(c *cluster.Cluster) (*simulator.World, error) {
+		return simulator.NewWorld(context.Background(), c, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
 	}
-	res, err := Capacity(context.Background(), c, newWorld, probe, 100)
+	res, err := questions.Capacity(context.Background(), c, newWorld, probe, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +232,8 @@ func TestADeviceWithBindingConditionsIsAttachedInSimulation(t *testing.T) {
 		st.DeviceClass("gpu", "gpu.example.com"), slice, st.ClaimTemplate("one-gpu", "gpu", 1),
 		st.MakePod().Name("job").ClaimFromTemplate("gpu", "one-gpu", "").Obj(),
 	}
-	w, r := simulate(t, loadObjects(t, objs), 1)
-	if p, _ := podResult(r, "default", "job"); p.Status != StatusScheduled {
+	w, r := simtest.Simulate(t, simtest.LoadObjects(t, objs), 1)
+	if p, _ := podResult(r, "default", "job"); p.Status != report.StatusScheduled {
 		t.Fatalf("job: %s (%s), want Scheduled", p.Status, p.Message)
 	}
 	c := w.Store.Claims()[0]
@@ -261,15 +268,15 @@ func TestExplainTakesAPodAsItIs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Load([]string{"../../examples/dra.yaml"})
+			c, err := loading.Load([]string{"../../examples/dra.yaml"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+			w, err := simulator.NewWorld(context.Background(), c, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := w.Explain(context.Background(), tt.pod)
+			rep, err := questions.Explain(context.Background(), w, tt.pod)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,9 @@ import (
 	"github.com/kubesched/kubesched/internal/cluster/memory"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/report"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -36,62 +40,85 @@ type World struct {
 	Pending []*v1.Pod
 	// Foreign are pending pods whose schedulerName is no profile of ours.
 	Foreign []*v1.Pod
-	// Workloads and WorkloadOf are the cluster's (Cluster.Workloads).
-	Workloads  []Workload
-	WorkloadOf map[string]int
-	// ordered are the StatefulSets still creating pods one at a time.
-	ordered []*OrderedSet
-	sources map[string]string
-	// running counts the pods bound when the simulation started.
-	running int
-	// trace, when set, writes each attempt (TraceTo).
-	trace *tracer
-	// evictionsSeen is how many evictions earlier attempts accounted for.
-	evictionsSeen int
-	// watch is the pod whose attempts are captured (WatchPod), lastSeen
-	// the state its last attempt saw.
-	watch    string
-	lastSeen *seen
-	// How the world was made, for the throwaway worlds explain builds.
+	// Cluster is the objects the world was made from; its controllers
+	// keep creating pods into it as the world runs.
+	Cluster *cluster.Cluster
+
+	made     made
+	objects  objects
+	book     podBook
+	run      runState
+	attempts attempts
+	// timeline, when set, watches the run (a Scenario's replay).
+	timeline Timeline
+}
+
+// made is how the world was made, for the throwaway worlds explain
+// builds (Like).
+type made struct {
 	cfg      *configv1.KubeSchedulerConfiguration
 	registry runtime.Registry
 	seed     int64
 	opts     []scheduler.Option
-	// progress counts pods to place and placed, for a progress bar.
-	progressTotal, progressBound atomic.Int64
+}
 
-	// The timeline's state (timeline.go, steps.go).
-	cluster           *Cluster
-	addListed         func(interface{}) error
-	templates         map[string]*resourceapi.ResourceClaimTemplate
-	gone              map[string]gone
-	deletions         int // pods steps deleted
-	finishes          finishHeap
-	finishSeq         int
-	limit             time.Time
-	lastFlushBindings int
-	stepErr           error
-	created           map[string]time.Time
-	listed            map[string]bool // in Pending or Foreign
-	delays            []time.Duration
-	tl                *timelineState
+// objects are what the plugins' listers and the resourceclaim controller
+// hold beyond the store.
+type objects struct {
+	// addListed gives the listers an object created on the way.
+	addListed func(interface{}) error
+	// templates are the ResourceClaimTemplates by namespace/name.
+	templates map[string]*resourceapi.ResourceClaimTemplate
+}
+
+// podBook is what the world remembers of its pods beyond the store.
+type podBook struct {
+	// listed are the pods in Pending or Foreign, by namespace/name.
+	listed map[string]bool
+	// running counts the pods bound when the simulation started.
+	running int
+	// ordered are the StatefulSets still creating pods one at a time.
+	ordered []*cluster.OrderedSet
+	// gone says why each pod that left the world left; deletions counts
+	// the pods deleted.
+	gone      map[string]Gone
+	deletions int
+	// progressTotal and progressBound count pods to place and placed,
+	// for a progress bar.
+	progressTotal, progressBound atomic.Int64
+}
+
+// Timeline watches a world run on virtual time (package timeline: a
+// Scenario's replay).
+type Timeline interface {
+	// Advancing is told before the clock moves.
+	Advancing()
+	// Created is told of a pod created now (namespace/name); Bound, of a
+	// pod bound now.
+	Created(key string)
+	Bound(key string)
+	// Report is what the timeline adds to the world's report, nil for
+	// nothing.
+	Report() *report.TimelineReport
 }
 
 // NewWorld builds the in-memory world for a cluster: nodes and running
 // pods first, then the pending pods, all delivered to the event handlers.
-func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*World, error) {
+func NewWorld(ctx context.Context, c *cluster.Cluster, cfg *configv1.KubeSchedulerConfiguration, registry runtime.Registry, seed int64, opts ...scheduler.Option) (*World, error) {
 	clk := testingclock.NewFakeClock(Epoch)
 	store := memory.NewStore(clk)
 	listers, addListed, err := framework.IndexedListers(c.Objects()...)
 	if err != nil {
 		return nil, err
 	}
-	w := &World{Store: store, Clock: clk, Workloads: c.Workloads, WorkloadOf: c.WorkloadOf, sources: c.Sources,
-		cluster: c, addListed: addListed, cfg: cfg, registry: registry, seed: seed, opts: opts, limit: Epoch.Add(maxVirtualTime), lastFlushBindings: -1, created: map[string]time.Time{}, listed: map[string]bool{}}
+	w := &World{Store: store, Clock: clk, Cluster: c,
+		made:    made{cfg: cfg, registry: registry, seed: seed, opts: opts},
+		objects: objects{addListed: addListed},
+		book:    podBook{listed: map[string]bool{}},
+		run:     runState{limit: Epoch.Add(maxVirtualTime), lastFlushBindings: -1}}
 	if c.Scenario != nil {
-		w.tl = &timelineState{}
 		if n := len(c.Scenario.Steps); n > 0 {
-			w.limit = w.limit.Add(c.Scenario.Steps[n-1].At)
+			w.run.limit = w.run.limit.Add(c.Scenario.Steps[n-1].At)
 		}
 	}
 	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding(), scheduler.WithSynchronousPreemption(), scheduler.WithAttemptObserver(w.observe)}, opts...)
@@ -101,8 +128,8 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 	}
 	store.SetHandler(sched)
 	w.Scheduler = sched
-	claims, templates := claimsOf(c)
-	w.templates = templates
+	claims, templates := loading.Claims(c)
+	w.objects.templates = templates
 	if err := store.SetClaims(claims, addListed); err != nil {
 		return nil, err
 	}
@@ -110,7 +137,7 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 	store.SetVolumes(listers, addListed)
 	for _, o := range c.Ordered {
 		cp := *o
-		w.ordered = append(w.ordered, &cp)
+		w.book.ordered = append(w.book.ordered, &cp)
 	}
 	for _, n := range c.Nodes {
 		if err := store.AddNode(n); err != nil {
@@ -118,8 +145,8 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 		}
 	}
 	for _, p := range c.Pods {
-		if _, err := podDuration(p); err != nil {
-			return nil, fmt.Errorf("%s: Pod %s: %w", w.sources[podKey(p)], podKey(p), err)
+		if _, err := PodDuration(p); err != nil {
+			return nil, fmt.Errorf("%s: Pod %s: %w", c.Sources[cluster.PodKey(p)], cluster.PodKey(p), err)
 		}
 	}
 	for _, p := range c.Pods {
@@ -127,7 +154,7 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 			if err := w.addPod(p); err != nil {
 				return nil, err
 			}
-			w.running++
+			w.book.running++
 			w.scheduleFinish(p)
 		}
 	}
@@ -135,7 +162,7 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 		if p.Spec.NodeName != "" {
 			continue
 		}
-		if err := w.addPending(p); err != nil {
+		if err := w.AddPending(p); err != nil {
 			return nil, err
 		}
 	}
@@ -143,37 +170,50 @@ func NewWorld(ctx context.Context, c *Cluster, cfg *configv1.KubeSchedulerConfig
 	return w, nil
 }
 
+// Like builds a world of cluster c as this one was made (configuration,
+// plugins, seed, options), with opts added.
+func (w *World) Like(ctx context.Context, c *cluster.Cluster, opts ...scheduler.Option) (*World, error) {
+	all := append(append([]scheduler.Option(nil), w.made.opts...), opts...)
+	return NewWorld(ctx, c, w.made.cfg, w.made.registry, w.made.seed, all...)
+}
+
+// Watch has tl told of the world's run from now on.
+func (w *World) Watch(tl Timeline) { w.timeline = tl }
+
 func (w *World) addPod(p *v1.Pod) error {
 	if err := w.Store.AddPod(p); err != nil {
-		return fmt.Errorf("%s: Pod %s: %w", w.sources[podKey(p)], podKey(p), err)
+		return fmt.Errorf("%s: Pod %s: %w", w.Cluster.Sources[cluster.PodKey(p)], cluster.PodKey(p), err)
 	}
 	return nil
 }
 
-func (w *World) addPending(p *v1.Pod) error {
-	if err := w.generateClaims(p); err != nil {
+// AddPending creates a pod in the world (its claims from templates
+// first, as the resourceclaim controller would): a pod to place, or,
+// with a node already, a running one.
+func (w *World) AddPending(p *v1.Pod) error {
+	if err := w.GenerateClaims(p); err != nil {
 		return err
 	}
 	if err := w.addPod(p); err != nil {
 		return err
 	}
-	k := podKey(p)
+	k := cluster.PodKey(p)
 	// A controller may recreate a pod of a name that went (a
 	// StatefulSet's): the report shows the new one.
-	delete(w.gone, k)
-	if w.tl != nil {
-		w.created[k] = w.Clock.Now()
+	delete(w.book.gone, k)
+	if w.timeline != nil {
+		w.timeline.Created(k)
 	}
 	if p.Spec.NodeName != "" {
 		w.scheduleFinish(p) // created running, by a scenario step
 		return nil
 	}
-	if w.listed[k] {
+	if w.book.listed[k] {
 		return nil
 	}
-	w.listed[k] = true
+	w.book.listed[k] = true
 	if w.Scheduler.ResponsibleForPod(p) {
-		w.progressTotal.Add(1)
+		w.book.progressTotal.Add(1)
 		w.Pending = append(w.Pending, p)
 	} else {
 		w.Foreign = append(w.Foreign, p)
@@ -181,12 +221,15 @@ func (w *World) addPending(p *v1.Pod) error {
 	return nil
 }
 
+// Listed: the pod namespace/name is in Pending or Foreign.
+func (w *World) Listed(key string) bool { return w.book.listed[key] }
+
 // createOrdered creates the next pod of each OrderedReady StatefulSet
 // whose previous pod is bound (the simulation's Running and Ready),
 // reporting whether it created any.
 func (w *World) createOrdered() bool {
 	created := false
-	for _, o := range w.ordered {
+	for _, o := range w.book.ordered {
 		for len(o.Waiting) > 0 {
 			if o.After != "" {
 				ns, name, _ := strings.Cut(o.After, "/")
@@ -196,8 +239,8 @@ func (w *World) createOrdered() bool {
 			}
 			next := o.Waiting[0]
 			o.Waiting = o.Waiting[1:]
-			o.After = podKey(next)
-			if err := w.addPending(next); err != nil {
+			o.After = cluster.PodKey(next)
+			if err := w.AddPending(next); err != nil {
 				// Names were checked unique when the cluster was loaded;
 				// the pod is reported as not created.
 				klog.ErrorS(err, "Creating a StatefulSet pod", "pod", klog.KObj(next))
@@ -210,14 +253,40 @@ func (w *World) createOrdered() bool {
 	return created
 }
 
+// Waiting: the pod namespace/name is a StatefulSet's, not created yet.
+func (w *World) Waiting(key string) bool {
+	for _, o := range w.book.ordered {
+		for _, p := range o.Waiting {
+			if cluster.PodKey(p) == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DropWaiting removes a pod not created yet from its StatefulSet's queue.
+func (w *World) DropWaiting(p *v1.Pod) bool {
+	k := cluster.PodKey(p)
+	for _, o := range w.book.ordered {
+		for i, q := range o.Waiting {
+			if cluster.PodKey(q) == k {
+				o.Waiting = slices.Delete(slices.Clone(o.Waiting), i, i+1)
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Progress returns how many pods this scheduler was asked to place, how
 // many it bound, and the virtual time; safe to call while Run runs.
 func (w *World) Progress() (total, bound int64, virtual time.Duration) {
-	return w.progressTotal.Load(), w.progressBound.Load(), w.Clock.Now().Sub(Epoch)
+	return w.book.progressTotal.Load(), w.book.progressBound.Load(), w.Clock.Now().Sub(Epoch)
 }
 
-// Run schedules until nothing more can be scheduled (runUntil with no
+// Run schedules until nothing more can be scheduled (RunUntil with no
 // deadline).
 func (w *World) Run(ctx context.Context) {
-	w.runUntil(ctx, w.limit)
+	w.RunUntil(ctx, w.run.limit)
 }

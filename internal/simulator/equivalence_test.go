@@ -1,20 +1,21 @@
-package simulator
+package simulator_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"k8s.io/client-go/kubernetes/scheme"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	"github.com/kubesched/kubesched/internal/simulator/timeline"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/testing/clustergen"
@@ -22,56 +23,24 @@ import (
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
-// loadObjects writes objects as one manifest and loads it, as simulate does.
-func loadObjects(t testing.TB, objs []runtime.Object) *Cluster {
-	t.Helper()
-	var buf bytes.Buffer
-	for _, obj := range objs {
-		if obj.GetObjectKind().GroupVersionKind().Empty() {
-			// Builders leave TypeMeta empty; a manifest has it.
-			gvks, _, err := scheme.Scheme.ObjectKinds(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			obj = obj.DeepCopyObject()
-			obj.GetObjectKind().SetGroupVersionKind(gvks[0])
-		}
-		b, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	path := filepath.Join(t.TempDir(), "cluster.yaml")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load([]string{path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // simulateJSON runs simulate's core with the equivalence cache on or off
 // and returns its JSON report.
-func simulateJSON(t *testing.T, load func() *Cluster, cache bool) []byte {
+func simulateJSON(t *testing.T, load func() *cluster.Cluster, cache bool) []byte {
 	t.Helper()
-	w, err := NewWorld(context.Background(), load(), defaultConfig(t), plugins.NewInTreeRegistry(), 1, scheduler.WithEquivalenceCache(cache))
+	w, err := simulator.NewWorld(context.Background(), load(), simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1, scheduler.WithEquivalenceCache(cache))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.RunScenario(context.Background()); err != nil {
+	if err := timeline.Run(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
-	return render(t, w.Report(), "json")
+	return simtest.Render(t, w.Report(), "json")
 }
 
 func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 	type input struct {
 		name string
-		load func(t *testing.T) *Cluster
+		load func(t *testing.T) *cluster.Cluster
 	}
 	var inputs []input
 	examples, _ := filepath.Glob("../../examples/*.yaml")
@@ -87,8 +56,8 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 		case "scenario.yaml":
 			paths = []string{"../../examples/cluster.yaml", "../../examples/workloads.yaml", path} // its timeline
 		}
-		inputs = append(inputs, input{"the example " + filepath.Base(path), func(t *testing.T) *Cluster {
-			c, err := Load(paths)
+		inputs = append(inputs, input{"the example " + filepath.Base(path), func(t *testing.T) *cluster.Cluster {
+			c, err := loading.Load(paths)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +65,7 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 		}})
 	}
 	for _, wl := range clustergen.Workloads {
-		inputs = append(inputs, input{fmt.Sprintf("hack/bench's %q workload on 150 nodes", wl), func(t *testing.T) *Cluster {
+		inputs = append(inputs, input{fmt.Sprintf("hack/bench's %q workload on 150 nodes", wl), func(t *testing.T) *cluster.Cluster {
 			return clusterFromObjects(t, clustergen.Options{Nodes: 150, Pods: 900, RunningFraction: 0.2, Seed: 3, Workload: wl})
 		}})
 	}
@@ -105,14 +74,14 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 			continue // wall-time churn: the real-cluster benchmark's
 		}
 		small := w.Scaled(40)
-		inputs = append(inputs, input{"scheduler_perf's " + w.Name + " at 1/40 size", func(t *testing.T) *Cluster {
-			return loadObjects(t, small.Objects())
+		inputs = append(inputs, input{"scheduler_perf's " + w.Name + " at 1/40 size", func(t *testing.T) *cluster.Cluster {
+			return simtest.LoadObjects(t, small.Objects())
 		}})
 	}
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
-			on := simulateJSON(t, func() *Cluster { return in.load(t) }, true)
-			off := simulateJSON(t, func() *Cluster { return in.load(t) }, false)
+			on := simulateJSON(t, func() *cluster.Cluster { return in.load(t) }, true)
+			off := simulateJSON(t, func() *cluster.Cluster { return in.load(t) }, false)
 			if !bytes.Equal(on, off) {
 				t.Errorf("simulate -o json differs with the equivalence cache on (%d bytes) and off (%d bytes)", len(on), len(off))
 			}
@@ -125,9 +94,9 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 
 // twin is a pair of worlds fed the same steps, one with the equivalence
 // cache and one without.
-type twin struct{ on, off *World }
+type twin struct{ on, off *simulator.World }
 
-func (tw twin) both(fn func(w *World) error) error {
+func (tw twin) both(fn func(w *simulator.World) error) error {
 	if err := fn(tw.on); err != nil {
 		return err
 	}
@@ -135,7 +104,7 @@ func (tw twin) both(fn func(w *World) error) error {
 }
 
 // placements lists every pod's node and nomination.
-func placements(w *World) map[string]string {
+func placements(w *simulator.World) map[string]string {
 	out := map[string]string{}
 	for _, p := range w.Store.Pods() {
 		out[p.Namespace+"/"+p.Name] = p.Spec.NodeName + "|" + p.Status.NominatedNodeName
@@ -148,8 +117,8 @@ func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
 		wl := clustergen.Workloads[int(seed)%len(clustergen.Workloads)]
 		t.Run(fmt.Sprintf("seed %d, workload %q, with node updates and deletions and pod churn", seed, wl), func(t *testing.T) {
 			opts := clustergen.Options{Nodes: 20 + int(seed)*7, Pods: 400, RunningFraction: 0.3, Seed: seed, Workload: wl}
-			mk := func(cache bool) *World {
-				w, err := NewWorld(context.Background(), clusterFromObjects(t, opts), defaultConfig(t), plugins.NewInTreeRegistry(), seed, scheduler.WithEquivalenceCache(cache))
+			mk := func(cache bool) *simulator.World {
+				w, err := simulator.NewWorld(context.Background(), clusterFromObjects(t, opts), simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), seed, scheduler.WithEquivalenceCache(cache))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -166,7 +135,7 @@ func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
 					}
 				}
 				var scheduled [2]bool
-				for i, w := range []*World{tw.on, tw.off} {
+				for i, w := range []*simulator.World{tw.on, tw.off} {
 					w.Store.Flush()
 					scheduled[i] = w.Scheduler.TryScheduleOne(context.Background())
 					w.Scheduler.WaitForBindings()
@@ -176,7 +145,7 @@ func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
 					t.Fatalf("step %d: a pod was tried with the cache %v, without %v", step, scheduled[0], scheduled[1])
 				}
 				if !scheduled[0] {
-					for _, w := range []*World{tw.on, tw.off} {
+					for _, w := range []*simulator.World{tw.on, tw.off} {
 						w.Clock.Step(queue2s)
 						w.Scheduler.Queue.FlushBackoffQCompleted()
 						w.Scheduler.Queue.FlushUnschedulablePodsLeftover()
@@ -206,16 +175,16 @@ const queue2s = 2_000_000_000
 
 // churn picks a random change from what w holds and returns it as an
 // operation that can be applied to either twin.
-func churn(r *rand.Rand, w *World) func(*World) error {
+func churn(r *rand.Rand, w *simulator.World) func(*simulator.World) error {
 	nodes, pods := w.Store.Nodes(), w.Store.Pods()
 	switch k := r.Intn(6); {
 	case k == 0 && len(nodes) > 3:
 		name := nodes[r.Intn(len(nodes))].Name
-		return func(w *World) error { return w.Store.DeleteNode(name) }
+		return func(w *simulator.World) error { return w.Store.DeleteNode(name) }
 	case k <= 2 && len(nodes) > 0:
 		n := nodes[r.Intn(len(nodes))]
 		change := r.Intn(4)
-		return func(w *World) error {
+		return func(w *simulator.World) error {
 			cur := nodeNamed(w, n.Name)
 			if cur == nil {
 				return fmt.Errorf("node %s missing in one twin", n.Name)
@@ -237,14 +206,14 @@ func churn(r *rand.Rand, w *World) func(*World) error {
 		}
 	case k <= 4 && len(pods) > 0:
 		p := pods[r.Intn(len(pods))]
-		return func(w *World) error { return w.Store.DeletePod(p.Namespace, p.Name) }
+		return func(w *simulator.World) error { return w.Store.DeletePod(p.Namespace, p.Name) }
 	default:
 		if len(pods) == 0 {
-			return func(*World) error { return nil }
+			return func(*simulator.World) error { return nil }
 		}
 		p := pods[r.Intn(len(pods))]
 		name := fmt.Sprintf("%s-copy-%d", p.Name, r.Int63())
-		return func(w *World) error {
+		return func(w *simulator.World) error {
 			cp := p.DeepCopy()
 			cp.Name, cp.UID, cp.Spec.NodeName, cp.ResourceVersion = name, types.UID(name), "", ""
 			cp.Status = v1.PodStatus{Phase: v1.PodPending}
@@ -253,7 +222,7 @@ func churn(r *rand.Rand, w *World) func(*World) error {
 	}
 }
 
-func nodeNamed(w *World, name string) *v1.Node {
+func nodeNamed(w *simulator.World, name string) *v1.Node {
 	for _, n := range w.Store.Nodes() {
 		if n.Name == name {
 			return n

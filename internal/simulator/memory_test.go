@@ -1,7 +1,9 @@
-package simulator
+package simulator_test
 
 import (
 	"context"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	"runtime"
 	"testing"
 
@@ -28,7 +30,7 @@ func TestRepeatedSimulationsDoNotGrowTheHeap(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		cc := *c
 		cc.Pods = clonePods(c)
-		w, err := NewWorld(context.Background(), &cc, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
+		w, err := simulator.NewWorld(context.Background(), &cc, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,27 +1,26 @@
-package simulator
+package simulator_test
 
 import (
-	"context"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	v1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
-
-	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
 // TestThePreemptionExample: examples/preemption.yaml does what its header
 // says: every web replica is placed by preempting batch pods, and the batch
 // pods a PodDisruptionBudget protects are spared while others can go.
 func TestThePreemptionExample(t *testing.T) {
-	rep := simulateExample(t, "../../examples/preemption.yaml").Report()
+	rep := simtest.SimulateFiles(t, "../../examples/preemption.yaml").Report()
 	if rep.Summary.Scheduled != 3 || rep.Summary.Unschedulable != 0 || rep.Summary.Preempted == 0 {
 		t.Errorf("summary %+v, want 3 scheduled, 0 unschedulable, some preempted", rep.Summary)
 	}
 	for _, p := range rep.Pods {
-		if p.Status == StatusPreempted && strings.HasPrefix(p.Name, "batch-b") {
+		if p.Status == report.StatusPreempted && strings.HasPrefix(p.Name, "batch-b") {
 			t.Errorf("%s was preempted although its PodDisruptionBudget allows no disruption and other victims exist", p.Name)
 		}
-		if p.Status == StatusPreempted && !strings.HasPrefix(p.Message, "preempted by default/web-") {
+		if p.Status == report.StatusPreempted && !strings.HasPrefix(p.Message, "preempted by default/web-") {
 			t.Errorf("%s: %q, want it preempted by a web pod", p.Name, p.Message)
 		}
 	}
@@ -31,7 +30,7 @@ func TestThePreemptionExample(t *testing.T) {
 // explain runs PostFilter in its throwaway world and reports the node and
 // the victims, and the message carries upstream's preemption part.
 func TestExplainSaysWhomPreemptionWouldEvict(t *testing.T) {
-	r := explainFile(t, "../../examples/preemption.yaml")
+	r := simtest.ExplainFile(t, "../../examples/preemption.yaml")
 	p := r.Preemption
 	// node-a1 and node-a2 are alike (two batch-a pods each, no PDB): the
 	// seeded offset picks one, as upstream's random offset would.
@@ -49,8 +48,8 @@ func TestExplainSaysWhomPreemptionWouldEvict(t *testing.T) {
 
 // TestTheStorageExample: examples/storage.yaml does what its header says.
 func TestTheStorageExample(t *testing.T) {
-	got := map[string]PodResult{}
-	for _, p := range simulateExample(t, "../../examples/storage.yaml").Report().Pods {
+	got := map[string]report.PodResult{}
+	for _, p := range simtest.SimulateFiles(t, "../../examples/storage.yaml").Report().Pods {
 		got[p.Name] = p
 	}
 	dbNodes := map[string]bool{}
@@ -75,7 +74,7 @@ func TestTheStorageExample(t *testing.T) {
 // TestTheWorkloadsExample: examples/workloads.yaml on examples/cluster.yaml
 // does what its header says.
 func TestTheWorkloadsExample(t *testing.T) {
-	w := simulateExample(t, "../../examples/cluster.yaml", "../../examples/workloads.yaml")
+	w := simtest.SimulateFiles(t, "../../examples/cluster.yaml", "../../examples/workloads.yaml")
 	r := w.Report()
 	for _, wl := range r.Workloads {
 		want := map[string]int{"Deployment": 6, "StatefulSet": 3, "Job": 4, "DaemonSet": 11}[wl.Kind]
@@ -113,23 +112,4 @@ func TestTheWorkloadsExample(t *testing.T) {
 	if hi-lo > 1 {
 		t.Errorf("web pods per zone %v, want a skew of at most 1", zones)
 	}
-}
-
-// simulateExample loads an example, simulates it with the default profile
-// and seed 1, and checks the invariants.
-func simulateExample(t *testing.T, paths ...string) *World {
-	t.Helper()
-	c, err := Load(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Run(context.Background())
-	if errs := w.CheckInvariants(); len(errs) > 0 {
-		t.Fatalf("invariants: %v", errs)
-	}
-	return w
 }

@@ -1,19 +1,18 @@
-package simulator
+package simulator_test
 
 import (
 	"bytes"
-	"context"
 	"flag"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	configv1 "k8s.io/kube-scheduler/config/v1"
 
-	"github.com/kubesched/kubesched/internal/config"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
-	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/testing/clustergen"
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
@@ -22,50 +21,15 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 const example = "../../examples/cluster.yaml"
 
-func defaultConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
-	t.Helper()
-	cfg := &configv1.KubeSchedulerConfiguration{}
-	known := scheduler.Known(plugins.NewInTreeRegistry())
-	config.SetDefaults(cfg, known)
-	if errs := config.Validate(cfg, known); len(errs) > 0 {
-		t.Fatal(errs.ToAggregate())
-	}
-	return cfg
-}
-
-// simulate runs a cluster and checks the invariants on the result, so
-// every simulation any test runs is also an invariant test.
-func simulate(t testing.TB, c *Cluster, seed int64) (*World, *Report) {
-	t.Helper()
-	w, err := NewWorld(context.Background(), c, defaultConfig(t), plugins.NewInTreeRegistry(), seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Run(context.Background())
-	for _, err := range w.CheckInvariants() {
-		t.Errorf("invariant broken: %v", err)
-	}
-	return w, w.Report()
-}
-
-func render(t testing.TB, r *Report, format string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := r.Write(&b, format); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 func TestSimulateExampleMatchesGolden(t *testing.T) {
 	for _, format := range []string{"json", "table"} {
 		t.Run(format, func(t *testing.T) {
-			c, err := Load([]string{example})
+			c, err := loading.Load([]string{example})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, rep := simulate(t, c, 1)
-			got := render(t, rep, format)
+			_, rep := simtest.Simulate(t, c, 1)
+			got := simtest.Render(t, rep, format)
 			golden := filepath.Join("testdata", "example.golden."+format)
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -85,12 +49,12 @@ func TestSimulateExampleMatchesGolden(t *testing.T) {
 
 func TestSimulateIsDeterministic(t *testing.T) {
 	run := func() []byte {
-		c, err := Load([]string{example})
+		c, err := loading.Load([]string{example})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, rep := simulate(t, c, 42)
-		return render(t, rep, "json")
+		_, rep := simtest.Simulate(t, c, 42)
+		return simtest.Render(t, rep, "json")
 	}
 	first, second := run(), run()
 	if !bytes.Equal(first, second) {
@@ -110,7 +74,7 @@ func TestSimulateGeneratedClustersKeepInvariants(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := clusterFromObjects(t, tt.opts)
-			_, rep := simulate(t, c, tt.opts.Seed)
+			_, rep := simtest.Simulate(t, c, tt.opts.Seed)
 			if rep.Summary.Scheduled == 0 {
 				t.Errorf("nothing was scheduled: %+v", rep.Summary)
 			}
@@ -120,9 +84,9 @@ func TestSimulateGeneratedClustersKeepInvariants(t *testing.T) {
 
 // clusterFromObjects writes generated objects to a file and loads them,
 // so generated clusters go through the same loader and defaulting.
-func clusterFromObjects(t testing.TB, o clustergen.Options) *Cluster {
+func clusterFromObjects(t testing.TB, o clustergen.Options) *cluster.Cluster {
 	t.Helper()
-	return loadObjects(t, clustergen.Generate(o))
+	return simtest.LoadObjects(t, clustergen.Generate(o))
 }
 
 func pluginsRegistry() fwkruntime.Registry { return plugins.NewInTreeRegistry() }

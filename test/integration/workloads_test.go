@@ -18,7 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubesched/kubesched/internal/simulator"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/test/integration/framework"
 )
@@ -184,7 +185,7 @@ func createWorkload(t *testing.T, c kubernetes.Interface, ns string, o runtime.O
 // loadStored writes the nodes and the workloads as the API server stores
 // them (defaulted; the ReplicaSets its Deployments made left out) to a
 // manifest and loads it as simulate does.
-func loadStored(t *testing.T, c kubernetes.Interface, ns string) *simulator.Cluster {
+func loadStored(t *testing.T, c kubernetes.Interface, ns string) *simcluster.Cluster {
 	t.Helper()
 	ctx := context.Background()
 	var items []interface{}
@@ -240,7 +241,7 @@ func loadStored(t *testing.T, c kubernetes.Interface, ns string) *simulator.Clus
 	}
 	b, err := yaml.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
 	must(t, err)
-	cluster, err := simulator.LoadFrom([]string{"-"}, bytes.NewReader(b))
+	cluster, err := loading.LoadFrom([]string{"-"}, bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("loading the stored workloads: %v", err)
 	}

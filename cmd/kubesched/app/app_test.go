@@ -28,7 +28,7 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-const scenario = "../../../internal/simulator/testdata/conformance/033.yaml"
+const scenario = "../../../internal/simulator/questions/testdata/conformance/033.yaml"
 
 func TestCommands(t *testing.T) {
 	badConfig := writeFile(t, "bad.yaml", `apiVersion: kubescheduler.config.k8s.io/v1

@@ -15,6 +15,9 @@ import (
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/simulator"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
 )
 
 func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
@@ -55,17 +58,17 @@ scheduled, each candidate count checked by simulating it.`,
 			if err != nil {
 				return err
 			}
-			load := func() (*simulator.Cluster, error) { return simulator.LoadFrom(opts.Files, s.in) }
+			load := func() (*simcluster.Cluster, error) { return loading.LoadFrom(opts.Files, s.in) }
 			cluster, err := load()
 			if err != nil {
 				return err
 			}
 			reportSkipped(s, cluster)
-			newWorld := func(c *simulator.Cluster) (*simulator.World, error) {
+			newWorld := func(c *simcluster.Cluster) (*simulator.World, error) {
 				return simulator.NewWorld(cmd.Context(), c, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
 			}
 			if addNodes != "" {
-				nc, err := simulator.LoadFrom([]string{addNodes}, s.in)
+				nc, err := loading.LoadFrom([]string{addNodes}, s.in)
 				if err != nil {
 					return fmt.Errorf("--add-nodes: %w", err)
 				}
@@ -75,12 +78,12 @@ scheduled, each candidate count checked by simulating it.`,
 				if len(opts.Files) == 1 && opts.Files[0] == "-" {
 					return fmt.Errorf("--add-nodes reads the cluster more than once: give it as files, not -f -")
 				}
-				k, pending, err := simulator.AddNodes(cmd.Context(), load, newWorld, nc.Nodes[0], maxNodes)
+				k, pending, err := questions.AddNodes(cmd.Context(), load, newWorld, nc.Nodes[0], maxNodes)
 				if err != nil {
 					return err
 				}
 				if opts.Output == "json" {
-					return writeJSON(s, &simulator.AddNodesResult{Node: nc.Nodes[0].Name, AddNodes: k, Pending: pending})
+					return writeJSON(s, &questions.AddNodesResult{Node: nc.Nodes[0].Name, AddNodes: k, Pending: pending})
 				}
 				if pending == 0 {
 					fmt.Fprintln(s.out, "Nothing is pending: no node needs to be added.")
@@ -92,11 +95,11 @@ scheduled, each candidate count checked by simulating it.`,
 			if workload != "" {
 				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, newWorld, max, opts.Output)
 			}
-			pod, err := cluster.LoadPod(opts.PodFile, s.in)
+			pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
 			if err != nil {
 				return fmt.Errorf("--pod: %w", err)
 			}
-			res, err := simulator.Capacity(cmd.Context(), cluster, newWorld, pod, max)
+			res, err := questions.Capacity(cmd.Context(), cluster, newWorld, pod, max)
 			if err != nil {
 				return err
 			}
@@ -130,8 +133,8 @@ func writeJSON(s streams, v interface{}) error {
 }
 
 // capacityOfWorkload answers capacity --workload.
-func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, newWorld func(*simulator.Cluster) (*simulator.World, error), max int, output string) error {
-	wc, err := simulator.LoadFrom([]string{file}, s.in)
+func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, newWorld func(*simcluster.Cluster) (*simulator.World, error), max int, output string) error {
+	wc, err := loading.LoadFrom([]string{file}, s.in)
 	if err != nil {
 		return fmt.Errorf("--workload: %w", err)
 	}
@@ -142,7 +145,7 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	if slices.Contains(files, "-") && file == "-" {
 		return fmt.Errorf("--workload -: the standard input can be read only once")
 	}
-	cluster, err := simulator.LoadFrom(append(slices.Clone(files), file), s.in)
+	cluster, err := loading.LoadFrom(append(slices.Clone(files), file), s.in)
 	if err != nil {
 		return err
 	}
@@ -150,7 +153,7 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	if err != nil {
 		return err
 	}
-	res, err := simulator.WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, max)
+	res, err := questions.WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, max)
 	if err != nil {
 		return fmt.Errorf("--workload %s: %w", file, err)
 	}
@@ -161,19 +164,19 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	return nil
 }
 
-func writeCapacity(s streams, r *simulator.CapacityResult, pod *v1.Pod, max int) {
+func writeCapacity(s streams, r *questions.CapacityResult, pod *v1.Pod, max int) {
 	fmt.Fprintf(s.out, "%d more copies of %s fit.\n", r.Fits, r.Pod)
 	if r.Fits > 0 {
 		fmt.Fprintln(s.out)
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NODE\tCOPIES")
-		for _, n := range simulator.SortedCounts(r.Nodes) {
+		for _, n := range questions.SortedCounts(r.Nodes) {
 			fmt.Fprintf(tw, "%s\t%d\n", n, r.Nodes[n])
 		}
 		if len(r.Zones) > 0 {
 			fmt.Fprintln(tw, "\t")
 			fmt.Fprintln(tw, "ZONE\tCOPIES")
-			for _, z := range simulator.SortedCounts(r.Zones) {
+			for _, z := range questions.SortedCounts(r.Zones) {
 				fmt.Fprintf(tw, "%s\t%d\n", z, r.Zones[z])
 			}
 		}

@@ -20,6 +20,9 @@ import (
 	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
 )
 
 func newExplainCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
@@ -60,7 +63,7 @@ spec.nodeName.`,
 			if err != nil {
 				return err
 			}
-			var cluster *simulator.Cluster
+			var cluster *simcluster.Cluster
 			var pod *v1.Pod
 			if opts.LivePod != "" {
 				cluster, pod, err = liveCluster(cmd.Context(), cc.ComponentConfig, opts.LivePod)
@@ -83,7 +86,7 @@ spec.nodeName.`,
 			if err != nil {
 				return err
 			}
-			rep, err := w.Explain(cmd.Context(), pod)
+			rep, err := questions.Explain(cmd.Context(), w, pod)
 			if err != nil {
 				return fmt.Errorf("explaining pod %s/%s: %w", pod.Namespace, pod.Name, err)
 			}
@@ -99,27 +102,27 @@ spec.nodeName.`,
 	return cmd
 }
 
-func manifestCluster(s streams, opts *options.Options) (*simulator.Cluster, *v1.Pod, error) {
-	cluster, err := simulator.LoadFrom(opts.Files, s.in)
+func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1.Pod, error) {
+	cluster, err := loading.LoadFrom(opts.Files, s.in)
 	if err != nil {
 		return nil, nil, err
 	}
 	reportSkipped(s, cluster)
 	if opts.PodFile == "" {
-		pod, err := simulator.FindPendingPod(cluster)
+		pod, err := questions.FindPendingPod(cluster)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%v: %w", opts.Files, err)
 		}
 		return cluster, pod, nil
 	}
 	if options.IsPodName(opts.PodFile) {
-		pod, err := simulator.PodByName(cluster, opts.PodFile)
+		pod, err := questions.PodByName(cluster, opts.PodFile)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--pod: %w", err)
 		}
 		return cluster, pod, nil
 	}
-	pod, err := cluster.LoadPod(opts.PodFile, s.in)
+	pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--pod: %w", err)
 	}
@@ -128,7 +131,7 @@ func manifestCluster(s streams, opts *options.Options) (*simulator.Cluster, *v1.
 
 // liveCluster lists the cluster through the API; the objects are already
 // defaulted and admitted by the API server.
-func liveCluster(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, target string) (*simulator.Cluster, *v1.Pod, error) {
+func liveCluster(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, target string) (*simcluster.Cluster, *v1.Pod, error) {
 	var restCfg *rest.Config
 	var err error
 	if cfg.ClientConnection.Kubeconfig == "" {
@@ -156,7 +159,7 @@ func liveCluster(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, 
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &simulator.Cluster{Nodes: objs.Nodes, Pods: objs.Pods, Namespaces: objs.Namespaces, Services: objs.Services,
+	c := &simcluster.Cluster{Nodes: objs.Nodes, Pods: objs.Pods, Namespaces: objs.Namespaces, Services: objs.Services,
 		Others: objs.Others, Skipped: map[string]int{}, Sources: map[string]string{}}
 	return c, pod, nil
 }

@@ -23,6 +23,10 @@ import (
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/simulator"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/timeline"
 )
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
@@ -61,7 +65,7 @@ The same input and seed give the same output, byte for byte.`,
 				return simulateCompare(cmd.Context(), s, opts, cc, registry, compare)
 			}
 			start := time.Now()
-			cluster, err := simulator.LoadFrom(opts.Files, s.in)
+			cluster, err := loading.LoadFrom(opts.Files, s.in)
 			if err != nil {
 				return err
 			}
@@ -98,7 +102,7 @@ The same input and seed give the same output, byte for byte.`,
 			}
 			built := time.Now()
 			stopProgress := showProgress(s, w)
-			err = w.RunScenario(cmd.Context())
+			err = timeline.Run(cmd.Context(), w)
 			stopProgress()
 			if err != nil {
 				return err
@@ -107,7 +111,7 @@ The same input and seed give the same output, byte for byte.`,
 				if err := w.FlushTrace(); err != nil {
 					return fmt.Errorf("--trace %s: %w", trace, err)
 				}
-				rep, err := w.ExplainLastAttempt(cmd.Context())
+				rep, err := questions.ExplainLastAttempt(cmd.Context(), w)
 				if err != nil {
 					return err
 				}
@@ -119,7 +123,7 @@ The same input and seed give the same output, byte for byte.`,
 			}
 			rep := w.Report()
 			if opts.Output == "html" {
-				if err := w.ExplainPending(cmd.Context(), rep); err != nil {
+				if err := questions.ExplainPending(cmd.Context(), w, rep); err != nil {
 					return err
 				}
 			}
@@ -158,7 +162,7 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 		}
 	}
 	run := func(cc schedconfig.CompletedConfig, first bool) (*simulator.World, error) {
-		cluster, err := simulator.LoadFrom(opts.Files, bytes.NewReader(stdin))
+		cluster, err := loading.LoadFrom(opts.Files, bytes.NewReader(stdin))
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +173,7 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 		if err != nil {
 			return nil, err
 		}
-		if err := w.RunScenario(ctx); err != nil {
+		if err := timeline.Run(ctx, w); err != nil {
 			return nil, err
 		}
 		return w, nil
@@ -186,7 +190,7 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 	if nameA == "" {
 		nameA = "(defaults)"
 	}
-	return simulator.Compare(a, b, nameA, file).Write(s.out, opts.Output)
+	return questions.Compare(a, b, nameA, file).Write(s.out, opts.Output)
 }
 
 // startProfile starts a CPU profile when path is set; stop ends it.
@@ -205,7 +209,7 @@ func startProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-func reportSkipped(s streams, c *simulator.Cluster) {
+func reportSkipped(s streams, c *simcluster.Cluster) {
 	if len(c.Skipped) == 0 {
 		return
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/report"
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
@@ -132,7 +134,7 @@ func TestPreemption(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			c := &simulator.Cluster{Nodes: tt.nodes, Pods: append(append([]*v1.Pod(nil), tt.pods...), tt.pending), Others: tt.objs}
+			c := &simcluster.Cluster{Nodes: tt.nodes, Pods: append(append([]*v1.Pod(nil), tt.pods...), tt.pending), Others: tt.objs}
 			cfg := &configv1.KubeSchedulerConfiguration{}
 			registry := plugins.NewInTreeRegistry()
 			config.SetDefaults(cfg, scheduler.Known(registry))
@@ -151,7 +153,7 @@ func TestPreemption(t *testing.T) {
 				switch {
 				case p.Name == tt.pending.Name:
 					gotNode, gotMessage = p.Node, p.Message
-				case p.Status == simulator.StatusPreempted:
+				case p.Status == report.StatusPreempted:
 					preempted = append(preempted, p.Name)
 					if want := "preempted by default/" + tt.pending.Name; p.Message != want {
 						t.Errorf("victim %s: message %q, want %q", p.Name, p.Message, want)
@@ -178,7 +180,7 @@ func TestPreemption(t *testing.T) {
 func TestEqualCandidatesAreNotAlwaysTheFirstNode(t *testing.T) {
 	run := func(seed int64) string {
 		ctx := context.Background()
-		c := &simulator.Cluster{
+		c := &simcluster.Cluster{
 			Nodes: []*v1.Node{node("n1", "1"), node("n2", "1")},
 			Pods: []*v1.Pod{running("low-1", "n1", 1, "1", 10), running("low-2", "n2", 1, "1", 10),
 				st.MakePod().Name("p").Priority(10).Req(rl{v1.ResourceCPU: "1"}).Obj()},

@@ -10,6 +10,9 @@ import (
 	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
@@ -31,14 +34,14 @@ profiles:
 // sequence so the plugins' per-node memos and the equivalence cache carry
 // over from pod to pod.
 type Kubesched struct {
-	cluster *simulator.Cluster
+	cluster *simcluster.Cluster
 	world   *simulator.World
 }
 
 // NewKubesched loads a scenario's YAML (without a pending pod) and builds
 // the world, percentageOfNodesToScore 100.
 func NewKubesched(scenarioYAML string) (*Kubesched, error) {
-	c, err := simulator.LoadFrom([]string{"-"}, strings.NewReader(scenarioYAML))
+	c, err := loading.LoadFrom([]string{"-"}, strings.NewReader(scenarioYAML))
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
@@ -60,12 +63,12 @@ func NewKubesched(scenarioYAML string) (*Kubesched, error) {
 
 // LoadPod reads a pod as `explain --pod FILE` does (kubesched's defaults).
 func (k *Kubesched) LoadPod(p *v1.Pod) (*v1.Pod, error) {
-	return k.cluster.LoadPod("-", strings.NewReader(PodYAML(p)))
+	return loading.LoadPod(k.cluster, "-", strings.NewReader(PodYAML(p)))
 }
 
 // Explain answers for a pending pod loaded by LoadPod.
 func (k *Kubesched) Explain(p *v1.Pod) (*Answer, error) {
-	rep, err := k.world.Explain(context.Background(), p)
+	rep, err := questions.Explain(context.Background(), k.world, p)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// What a running world (a timeline's steps, capacity's scaling) asks of
+// the cluster's controllers, once the cluster is loaded.
+
+// StartControllers makes the workloads' controllers ready to run again
+// and has them read a pod's current state through live: nil once the
+// pod is gone (deleted, finished, evicted); a pod not created yet is
+// itself.
+func (c *Cluster) StartControllers(live func(*v1.Pod) *v1.Pod) {
+	if c.controllers == nil {
+		c.newControllers()
+	}
+	c.controllers.live = live
+}
+
+// Reconcile runs every workload's controller once (StartControllers
+// first): each creates the pods it is missing into c.Pods (c.Ordered for
+// a StatefulSet's pods that wait their turn).
+func (c *Cluster) Reconcile() { c.controllers.reconcile() }
+
+// Created files a pod a step created (StartControllers first): its name
+// is taken and its controller, if any, owns it.
+func (c *Cluster) Created(p *v1.Pod) {
+	c.controllers.names.taken[PodKey(p)] = true
+	c.controllers.own(p)
+}
+
+// AddCreated files an object a step created from source; a workload gets
+// the defaults its controller reads.
+func (c *Cluster) AddCreated(source string, obj runtime.Object) {
+	c.Add(source+"#0", obj)
+	switch obj.(type) {
+	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
+		in := &c.workloads[len(c.workloads)-1]
+		in.source = source
+		defaultWorkload(in.obj)
+	}
+}
+
+// JobSucceeded counts a finished pod toward its Job's completions.
+func (c *Cluster) JobSucceeded(p *v1.Pod) {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || ref.Kind != "Job" || c.controllers == nil {
+		return
+	}
+	for _, in := range c.workloads {
+		if job, ok := in.obj.(*batchv1.Job); ok && job.Name == ref.Name && job.Namespace == p.Namespace {
+			job.Status.Succeeded++
+			if ix, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
+				k := ownerKey("Job", job.Namespace, job.Name)
+				if c.controllers.done[k] == nil {
+					c.controllers.done[k] = map[string]bool{}
+				}
+				c.controllers.done[k][ix] = true
+			}
+			return
+		}
+	}
+}
+
+// WorkloadIndex finds a workload not deleted by kind, namespace and name
+// (the default namespace when ns is empty); -1 when there is none. The
+// index is WorkloadObject's and DeleteWorkload's.
+func (c *Cluster) WorkloadIndex(kind, ns, name string) int {
+	if ns == "" {
+		ns = v1.NamespaceDefault
+	}
+	for i, in := range c.workloads {
+		m, ok := in.obj.(metav1.Object)
+		if ok && !in.deleted && kindOf(in.obj) == kind && m.GetNamespace() == ns && m.GetName() == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// WorkloadObject is workload i's object (a *appsv1.Deployment, ...),
+// which its controller reads on its next run.
+func (c *Cluster) WorkloadObject(i int) interface{} { return c.workloads[i].obj }
+
+// DeleteWorkload stops workload i's controller.
+func (c *Cluster) DeleteWorkload(i int) { c.workloads[i].deleted = true }
+
+func kindOf(obj interface{}) string {
+	switch obj.(type) {
+	case *appsv1.Deployment:
+		return "Deployment"
+	case *appsv1.ReplicaSet:
+		return "ReplicaSet"
+	case *appsv1.StatefulSet:
+		return "StatefulSet"
+	case *appsv1.DaemonSet:
+		return "DaemonSet"
+	case *batchv1.Job:
+		return "Job"
+	case *v1.ReplicationController:
+		return "ReplicationController"
+	}
+	return ""
+}
+
+// PodsOf are a workload's pods as live sees them (those it returns nil
+// for left out), in creation order, a Deployment's through its
+// ReplicaSets.
+func (c *Cluster) PodsOf(kind, ns, name string, live func(*v1.Pod) *v1.Pod) []*v1.Pod {
+	e := c.controllers
+	keys := []string{ownerKey(kind, ns, name)}
+	if kind == "Deployment" {
+		keys = keys[:0]
+		for _, rs := range c.ReplicaSetsOf(ns, name) {
+			keys = append(keys, ownerKey("ReplicaSet", ns, rs.Name))
+		}
+	}
+	var out []*v1.Pod
+	for _, k := range keys {
+		for _, p := range e.owned[k] {
+			if cur := live(p); cur != nil {
+				out = append(out, cur)
+			}
+		}
+	}
+	return out
+}
+
+// ReplicaSetsOf are the ReplicaSets Deployment ns/name controls.
+func (c *Cluster) ReplicaSetsOf(ns, name string) []*appsv1.ReplicaSet {
+	var out []*appsv1.ReplicaSet
+	for _, rs := range c.ReplicaSets {
+		if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" && ref.Name == name && rs.Namespace == ns {
+			out = append(out, rs)
+		}
+	}
+	return out
+}

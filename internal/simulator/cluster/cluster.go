@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Cluster is what a set of manifests describes.
+type Cluster struct {
+	Nodes           []*v1.Node
+	Pods            []*v1.Pod
+	Namespaces      []*v1.Namespace
+	PriorityClasses []*schedulingv1.PriorityClass
+	Services        []*v1.Service
+	ReplicaSets     []*appsv1.ReplicaSet
+	StatefulSets    []*appsv1.StatefulSet
+	RCs             []*v1.ReplicationController
+	// Others are the other objects plugins read: PodDisruptionBudgets,
+	// PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes,
+	// CSIDrivers, VolumeAttachments, CSIStorageCapacities.
+	Others []interface{}
+	// Skipped counts objects of kinds the simulator does not use, by kind.
+	Skipped map[string]int
+	// Sources says where each pod came from (namespace/name -> file#doc,
+	// and the workload for the pods of workloads).
+	Sources map[string]string
+
+	// Deployments, DaemonSets and Jobs are workloads read only to create
+	// their pods (ReplicaSets, StatefulSets and ReplicationControllers
+	// above are workloads too).
+	Deployments []*appsv1.Deployment
+	DaemonSets  []*appsv1.DaemonSet
+	Jobs        []*batchv1.Job
+	// Workloads are the workloads, DaemonSets first; WorkloadOf maps a pod
+	// (namespace/name) to its workload's index, for the pods they created
+	// and the existing pods they control.
+	Workloads  []Workload
+	WorkloadOf map[string]int
+	// Ordered are the StatefulSet pods created one at a time during the
+	// simulation.
+	Ordered []*OrderedSet
+
+	workloads []workloadInput
+	// controllers run the workloads' controllers (again, in a timeline).
+	controllers *controllers
+	// Scenario is the timeline read from the files, if any.
+	Scenario *Scenario
+}
+
+// New returns an empty cluster, ready to Add to.
+func New() *Cluster {
+	return &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}}
+}
+
+// Add files a decoded object under its kind; source is where it was read
+// (file#document).
+func (c *Cluster) Add(source string, obj runtime.Object) {
+	switch o := obj.(type) {
+	case *v1.Node:
+		c.Nodes = append(c.Nodes, o)
+	case *v1.Pod:
+		c.Pods = append(c.Pods, o)
+		c.Sources[PodKey(o)] = source
+	case *v1.Namespace:
+		c.Namespaces = append(c.Namespaces, o)
+	case *schedulingv1.PriorityClass:
+		c.PriorityClasses = append(c.PriorityClasses, o)
+	case *v1.Service:
+		c.Services = append(c.Services, o)
+	case *appsv1.ReplicaSet:
+		c.ReplicaSets = append(c.ReplicaSets, o)
+	case *appsv1.StatefulSet:
+		c.StatefulSets = append(c.StatefulSets, o)
+	case *v1.ReplicationController:
+		c.RCs = append(c.RCs, o)
+	case *appsv1.Deployment:
+		c.Deployments = append(c.Deployments, o)
+	case *appsv1.DaemonSet:
+		c.DaemonSets = append(c.DaemonSets, o)
+	case *batchv1.Job:
+		c.Jobs = append(c.Jobs, o)
+	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
+		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity,
+		*resourceapi.DeviceClass, *resourceapi.ResourceSlice, *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.DeviceTaintRule:
+		c.Others = append(c.Others, o)
+	default:
+		c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
+	}
+	switch obj.(type) {
+	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
+		c.workloads = append(c.workloads, workloadInput{obj: obj, source: source})
+	}
+}
+
+// Objects lists the objects plugins read through listers.
+func (c *Cluster) Objects() []interface{} {
+	var out []interface{}
+	for _, o := range c.Namespaces {
+		out = append(out, o)
+	}
+	for _, o := range c.Services {
+		out = append(out, o)
+	}
+	for _, o := range c.ReplicaSets {
+		out = append(out, o)
+	}
+	for _, o := range c.StatefulSets {
+		out = append(out, o)
+	}
+	for _, o := range c.RCs {
+		out = append(out, o)
+	}
+	return append(out, c.Others...)
+}
+
+// PodKey is a pod's namespace/name, the default namespace when it has
+// none.
+func PodKey(p *v1.Pod) string {
+	ns := p.Namespace
+	if ns == "" {
+		ns = v1.NamespaceDefault
+	}
+	return ns + "/" + p.Name
+}

@@ -1,0 +1,667 @@
+package cluster
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	v1helper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/dump"
+)
+
+// Workload is a controller object whose pods the simulation creates as
+// its controller would: Deployment, ReplicaSet, StatefulSet, Job,
+// DaemonSet, ReplicationController.
+type Workload struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Source is the file and document it was read from.
+	Source string `json:"-"`
+}
+
+func (w Workload) String() string { return w.Kind + " " + w.Namespace + "/" + w.Name }
+
+// OrderedSet holds the pods a StatefulSet with the OrderedReady policy has
+// yet to create: each one is created once the one before it is running
+// (in the simulation: bound), as the StatefulSet controller waits for it
+// to be Running and Ready.
+type OrderedSet struct {
+	Workload int
+	// Waiting are the pods not created yet, in ordinal order; After is
+	// the pod the first of them waits for.
+	Waiting []*v1.Pod
+	After   string // namespace/name
+	// Failed are pods the store refused (reported as not created).
+	Failed []*v1.Pod
+}
+
+// workloadInput is a workload object in input order, with its source;
+// deleted is set when a scenario step deletes it.
+type workloadInput struct {
+	obj     interface{}
+	source  string
+	deleted bool
+}
+
+// Labels and annotations the controllers set (k8s.io/api's constants
+// where they exist).
+const (
+	jobTrackingFinalizer   = "batch.kubernetes.io/job-tracking"
+	legacyJobNameLabel     = "job-name"
+	legacyControllerUID    = "controller-uid"
+	daemonSetTemplateLabel = "pod-template-generation"
+	// daemonSetGenerationAnnotation holds a DaemonSet's template generation.
+	daemonSetGenerationAnnotation = "deprecated.daemonset.template.generation"
+)
+
+// RunControllers creates the pods (and a Deployment's ReplicaSet, a
+// StatefulSet's PersistentVolumeClaims) the workloads' controllers would
+// create, DaemonSets first, then the others in input order. Pods that
+// already exist and name a workload as their controller count toward its
+// replicas.
+func (c *Cluster) RunControllers() {
+	c.WorkloadOf = map[string]int{}
+	if len(c.workloads) == 0 {
+		return
+	}
+	e := c.newControllers()
+	// Defaults first: a Deployment's ReplicaSet in the input names it.
+	for _, in := range c.workloads {
+		defaultWorkload(in.obj)
+	}
+	e.reconcile()
+}
+
+// newControllers returns the cluster's controllers, with the names in use
+// and the pods each controller already owns.
+func (c *Cluster) newControllers() *controllers {
+	if c.WorkloadOf == nil {
+		c.WorkloadOf = map[string]int{}
+	}
+	taken := map[string]bool{}
+	for _, p := range c.Pods {
+		if p.Namespace == "" {
+			p.Namespace = v1.NamespaceDefault
+		}
+		taken[PodKey(p)] = true
+	}
+	e := &controllers{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, index: map[string]int{}, done: map[string]map[string]bool{}}
+	c.controllers = e
+	for _, p := range c.Pods {
+		e.own(p)
+	}
+	claims := map[string]bool{}
+	for _, o := range c.Others {
+		if pvc, ok := o.(*v1.PersistentVolumeClaim); ok {
+			claims[pvc.Namespace+"/"+pvc.Name] = true
+		}
+	}
+	e.claims = claims
+	return e
+}
+
+// reconcile runs every workload's controller once: each creates the pods
+// it is missing, DaemonSets first (the DaemonSet controller places its
+// pods as soon as nodes exist), then the others in input order.
+func (e *controllers) reconcile() {
+	for pass := 0; pass < 2; pass++ {
+		for _, in := range e.c.workloads {
+			_, isDS := in.obj.(*appsv1.DaemonSet)
+			if isDS != (pass == 0) || in.deleted {
+				continue
+			}
+			e.runController(in)
+		}
+	}
+}
+
+type controllers struct {
+	c      *Cluster
+	names  *namer
+	owned  map[string][]*v1.Pod // kind/namespace/name of the controller -> its pods
+	claims map[string]bool
+	// index maps kind/namespace/name to the workload's index, so running
+	// a controller again counts under the same workload.
+	index map[string]int
+	// done holds the completion indexes an Indexed Job's finished pods
+	// took, by kind/namespace/name.
+	done map[string]map[string]bool
+	// live, when set (a timeline), gives a pod's current state in the
+	// world, nil once it is gone (deleted, finished, evicted); a pod not
+	// created yet is itself.
+	live func(*v1.Pod) *v1.Pod
+}
+
+func ownerKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+func (e *controllers) workload(kind string, m *metav1.ObjectMeta, source string) int {
+	k := ownerKey(kind, m.Namespace, m.Name)
+	if i, ok := e.index[k]; ok {
+		return i
+	}
+	e.c.Workloads = append(e.c.Workloads, Workload{Kind: kind, Namespace: m.Namespace, Name: m.Name, Source: source})
+	e.index[k] = len(e.c.Workloads) - 1
+	return len(e.c.Workloads) - 1
+}
+
+// active are the existing pods a controller owns that still count:
+// not finished, not being deleted.
+func (e *controllers) active(kind string, m *metav1.ObjectMeta, wl int) []*v1.Pod {
+	var out []*v1.Pod
+	for _, p := range e.owned[ownerKey(kind, m.Namespace, m.Name)] {
+		if wl >= 0 {
+			e.c.WorkloadOf[PodKey(p)] = wl
+		}
+		if e.live != nil {
+			if p = e.live(p); p == nil {
+				continue
+			}
+		}
+		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (e *controllers) runController(in workloadInput) {
+	switch o := in.obj.(type) {
+	case *appsv1.Deployment:
+		e.deployment(o, in.source)
+	case *appsv1.ReplicaSet:
+		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "Deployment" {
+			return // expanded with its Deployment, under its name
+		}
+		e.replicas("ReplicaSet", appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), &o.ObjectMeta, o.Spec.Replicas, &o.Spec.Template, in.source, -1)
+	case *v1.ReplicationController:
+		e.replicas("ReplicationController", v1.SchemeGroupVersion.WithKind("ReplicationController"), &o.ObjectMeta, o.Spec.Replicas, o.Spec.Template, in.source, -1)
+	case *appsv1.StatefulSet:
+		e.statefulSet(o, in.source)
+	case *batchv1.Job:
+		e.job(o, in.source)
+	case *appsv1.DaemonSet:
+		e.daemonSet(o, in.source)
+	}
+}
+
+// replicas creates the pods a ReplicaSet or ReplicationController is
+// missing: replicas (default 1) minus its active pods. wl is the workload
+// to count them under (a Deployment's), or -1 for the object itself.
+func (e *controllers) replicas(kind string, gvk schema.GroupVersionKind, m *metav1.ObjectMeta, replicas *int32, tmpl *v1.PodTemplateSpec, source string, wl int) {
+	if wl < 0 {
+		wl = e.workload(kind, m, source)
+	}
+	want := int32(1)
+	if replicas != nil {
+		want = *replicas
+	}
+	have := int32(len(e.active(kind, m, wl)))
+	if tmpl == nil {
+		return
+	}
+	for i := have; i < want; i++ {
+		p := podFromTemplate(tmpl, m, gvk)
+		e.names.name(p, m.Name+"-")
+		e.add(p, wl, source)
+	}
+}
+
+func (e *controllers) add(p *v1.Pod, wl int, source string) {
+	k := PodKey(p)
+	mergeAffinityLabelKeys(p)
+	e.own(p)
+	e.c.Pods = append(e.c.Pods, p)
+	e.c.Sources[k] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
+	e.c.WorkloadOf[k] = wl
+}
+
+// own files the pod under its controller.
+func (e *controllers) own(p *v1.Pod) {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		k := ownerKey(ref.Kind, p.Namespace, ref.Name)
+		e.owned[k] = append(e.owned[k], p)
+	}
+}
+
+// deployment creates the Deployment's ReplicaSet, named after the hash of
+// its pod template (label pod-template-hash, as the Deployment controller
+// does), unless a ReplicaSet it controls is in the input; the
+// ReplicaSets' pods count under the Deployment.
+func (e *controllers) deployment(d *appsv1.Deployment, source string) {
+	wl := e.workload("Deployment", &d.ObjectMeta, source)
+	var owned []*appsv1.ReplicaSet
+	for _, rs := range e.c.ReplicaSets {
+		if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" && ref.Name == d.Name && rs.Namespace == d.Namespace {
+			owned = append(owned, rs)
+		}
+	}
+	if len(owned) == 0 {
+		hash := computeHash(&d.Spec.Template, d.Status.CollisionCount)
+		rs := &appsv1.ReplicaSet{
+			TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:            d.Name + "-" + hash,
+				Namespace:       d.Namespace,
+				Labels:          withLabel(d.Spec.Template.Labels, appsv1.DefaultDeploymentUniqueLabelKey, hash),
+				Annotations:     map[string]string{"deployment.kubernetes.io/revision": "1"},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))},
+			},
+			Spec: appsv1.ReplicaSetSpec{Replicas: d.Spec.Replicas, MinReadySeconds: d.Spec.MinReadySeconds, Template: *d.Spec.Template.DeepCopy()},
+		}
+		rs.UID = types.UID("replicaset-" + rs.Namespace + "-" + rs.Name)
+		rs.Spec.Template.Labels = withLabel(d.Spec.Template.Labels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+		if d.Spec.Selector != nil {
+			rs.Spec.Selector = d.Spec.Selector.DeepCopy()
+			rs.Spec.Selector.MatchLabels = withLabel(d.Spec.Selector.MatchLabels, appsv1.DefaultDeploymentUniqueLabelKey, hash)
+		}
+		e.c.ReplicaSets = append(e.c.ReplicaSets, rs)
+		owned = append(owned, rs)
+	}
+	for _, rs := range owned {
+		e.replicas("ReplicaSet", appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), &rs.ObjectMeta, rs.Spec.Replicas, &rs.Spec.Template, source, wl)
+	}
+}
+
+// statefulSet creates the pods <name>-<ordinal> from spec.ordinals.start
+// that do not exist, with their identity (hostname, subdomain, the
+// pod-name and pod-index labels) and a claim per volumeClaimTemplate
+// (<template>-<name>-<ordinal>). With the OrderedReady policy (the
+// default) a pod is created only once the one before it runs: the rest
+// wait in c.Ordered.
+func (e *controllers) statefulSet(s *appsv1.StatefulSet, source string) {
+	wl := e.workload("StatefulSet", &s.ObjectMeta, source)
+	existing := map[string]*v1.Pod{}
+	for _, p := range e.active("StatefulSet", &s.ObjectMeta, wl) {
+		existing[p.Name] = p
+	}
+	want := 1
+	if s.Spec.Replicas != nil {
+		want = int(*s.Spec.Replicas)
+	}
+	start := 0
+	if s.Spec.Ordinals != nil {
+		start = int(s.Spec.Ordinals.Start)
+	}
+	revision := s.Name + "-" + computeHash(&s.Spec.Template, s.Status.CollisionCount)
+	parallel := s.Spec.PodManagementPolicy == appsv1.ParallelPodManagement
+	var waiting []*v1.Pod
+	prev, prevRunning := "", true
+	for ord := start; ord < start+want; ord++ {
+		name := fmt.Sprintf("%s-%d", s.Name, ord)
+		if p, ok := existing[name]; ok {
+			prev, prevRunning = PodKey(p), p.Spec.NodeName != ""
+			continue
+		}
+		p := podFromTemplate(&s.Spec.Template, &s.ObjectMeta, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
+		// GetPodFromTemplate's generateName stays; the name is set.
+		p.GenerateName, p.Name = s.Name+"-", name
+		p.Labels[appsv1.StatefulSetPodNameLabel] = name
+		p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(ord)
+		p.Labels[appsv1.ControllerRevisionHashLabelKey] = revision
+		p.Spec.Hostname = name
+		p.Spec.Subdomain = s.Spec.ServiceName
+		e.claimVolumes(s, p, ord)
+		e.names.taken[PodKey(p)] = true
+		if parallel || (len(waiting) == 0 && prevRunning) {
+			e.add(p, wl, source)
+			prev, prevRunning = PodKey(p), false
+			continue
+		}
+		e.c.Sources[PodKey(p)] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
+		e.c.WorkloadOf[PodKey(p)] = wl
+		mergeAffinityLabelKeys(p)
+		e.own(p)
+		if len(waiting) == 0 {
+			e.c.Ordered = append(e.c.Ordered, &OrderedSet{Workload: wl, After: prev})
+		}
+		waiting = append(waiting, p)
+		e.c.Ordered[len(e.c.Ordered)-1].Waiting = waiting
+	}
+}
+
+// claimVolumes points the pod's volumes named after the claim templates
+// at its claims (in template order, then its other volumes, as the
+// StatefulSet controller does), creating the claims that do not exist.
+func (e *controllers) claimVolumes(s *appsv1.StatefulSet, p *v1.Pod, ord int) {
+	if len(s.Spec.VolumeClaimTemplates) == 0 {
+		return
+	}
+	templates := map[string]bool{}
+	var vols []v1.Volume
+	for i := range s.Spec.VolumeClaimTemplates {
+		t := &s.Spec.VolumeClaimTemplates[i]
+		templates[t.Name] = true
+		claim := t.DeepCopy()
+		claim.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
+		claim.Name = fmt.Sprintf("%s-%s-%d", t.Name, s.Name, ord)
+		claim.Namespace = s.Namespace
+		claim.UID = types.UID("pvc-" + claim.Namespace + "-" + claim.Name)
+		if s.Spec.Selector != nil {
+			claim.Labels = withLabels(claim.Labels, s.Spec.Selector.MatchLabels)
+		}
+		if k := claim.Namespace + "/" + claim.Name; !e.claims[k] {
+			e.claims[k] = true
+			e.c.Others = append(e.c.Others, claim)
+		}
+		vols = append(vols, v1.Volume{Name: t.Name, VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}})
+	}
+	for _, v := range p.Spec.Volumes {
+		if !templates[v.Name] {
+			vols = append(vols, v)
+		}
+	}
+	p.Spec.Volumes = vols
+}
+
+// job creates the pods a Job runs at once: parallelism (default 1), at
+// most the completions not yet succeeded, minus its active pods; an
+// Indexed Job's pods get the lowest indexes not running (name
+// <job>-<index>-xxxxx, hostname <job>-<index>, the completion-index
+// annotation and label). A suspended Job runs none.
+func (e *controllers) job(j *batchv1.Job, source string) {
+	wl := e.workload("Job", &j.ObjectMeta, source)
+	activePods := e.active("Job", &j.ObjectMeta, wl)
+	if j.Spec.Suspend != nil && *j.Spec.Suspend {
+		return
+	}
+	parallelism := int32(1)
+	if j.Spec.Parallelism != nil {
+		parallelism = *j.Spec.Parallelism
+	}
+	want := parallelism
+	if j.Spec.Completions != nil {
+		want = min(parallelism, *j.Spec.Completions-j.Status.Succeeded)
+	}
+	n := int(want) - len(activePods)
+	indexed := j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion
+	running := map[string]bool{}
+	for _, p := range activePods {
+		running[p.Annotations[batchv1.JobCompletionIndexAnnotation]] = true
+	}
+	for ix := range e.done[ownerKey("Job", j.Namespace, j.Name)] {
+		running[ix] = true
+	}
+	for i, index := 0, 0; i < n; i++ {
+		p := podFromTemplate(&j.Spec.Template, &j.ObjectMeta, batchv1.SchemeGroupVersion.WithKind("Job"))
+		p.Finalizers = append(p.Finalizers, jobTrackingFinalizer)
+		prefix := j.Name + "-"
+		if indexed {
+			for running[strconv.Itoa(index)] {
+				index++
+			}
+			if j.Spec.Completions != nil && int32(index) >= *j.Spec.Completions {
+				break
+			}
+			ix := strconv.Itoa(index)
+			running[ix] = true
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations[batchv1.JobCompletionIndexAnnotation] = ix
+			p.Labels[batchv1.JobCompletionIndexAnnotation] = ix
+			p.Spec.Hostname = j.Name + "-" + ix
+			// The Job controller's podGenerateNameWithIndex: a long name
+			// is cut, not the index.
+			prefix = j.Name + "-" + ix + "-"
+			if len(prefix) > maxGeneratedNameLength {
+				prefix = j.Name[:maxGeneratedNameLength-len(ix)-2] + "-" + ix + "-"
+			}
+		}
+		e.names.name(p, prefix)
+		e.add(p, wl, source)
+	}
+}
+
+// daemonSet creates one pod per node that should run it and has none:
+// the node matches the template's nodeName, nodeSelector and required
+// node affinity, and has no NoSchedule or NoExecute taint the pod does not
+// tolerate, counting the tolerations the DaemonSet controller adds. Each
+// pod is pinned to its node by required node affinity on metadata.name.
+func (e *controllers) daemonSet(ds *appsv1.DaemonSet, source string) {
+	wl := e.workload("DaemonSet", &ds.ObjectMeta, source)
+	has := map[string]bool{}
+	for _, p := range e.active("DaemonSet", &ds.ObjectMeta, wl) {
+		has[DaemonPodNode(p)] = true
+	}
+	tmpl := ds.Spec.Template.DeepCopy()
+	addDaemonTolerations(&tmpl.Spec)
+	tmpl.Labels = withLabel(tmpl.Labels, appsv1.ControllerRevisionHashLabelKey, computeHash(&ds.Spec.Template, ds.Status.CollisionCount))
+	// The label carries the template generation the API server keeps in
+	// an annotation (1 on creation).
+	generation := ds.Annotations[daemonSetGenerationAnnotation]
+	if generation == "" {
+		generation = strconv.FormatInt(max(ds.Generation, 1), 10)
+	}
+	tmpl.Labels[daemonSetTemplateLabel] = generation
+	required := nodeaffinity.NewRequiredNodeAffinity(tmpl.Spec.NodeSelector, tmpl.Spec.Affinity)
+	for _, n := range e.c.Nodes {
+		if has[n.Name] || (tmpl.Spec.NodeName != "" && tmpl.Spec.NodeName != n.Name) {
+			continue
+		}
+		if ok, _ := required.Match(n); !ok {
+			continue
+		}
+		if _, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, tmpl.Spec.Tolerations, func(t *v1.Taint) bool {
+			return t.Effect == v1.TaintEffectNoExecute || t.Effect == v1.TaintEffectNoSchedule
+		}, false); untolerated {
+			continue
+		}
+		p := podFromTemplate(tmpl, &ds.ObjectMeta, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))
+		p.Spec.Affinity = pinToNode(p.Spec.Affinity, n.Name)
+		e.names.name(p, ds.Name+"-")
+		e.add(p, wl, source)
+	}
+}
+
+// daemonPodNode is the node a daemon pod runs on or is pinned to.
+func DaemonPodNode(p *v1.Pod) string {
+	if p.Spec.NodeName != "" {
+		return p.Spec.NodeName
+	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, f := range t.MatchFields {
+				if f.Key == metav1.ObjectNameField && f.Operator == v1.NodeSelectorOpIn && len(f.Values) == 1 {
+					return f.Values[0]
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// pinToNode replaces the required node affinity's terms with one matching
+// the node's name, keeping the rest of the affinity (the DaemonSet
+// controller's ReplaceDaemonSetPodNodeNameNodeAffinity).
+func pinToNode(a *v1.Affinity, node string) *v1.Affinity {
+	sel := &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{
+		{Key: metav1.ObjectNameField, Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}}
+	if a == nil {
+		return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
+	}
+	if a.NodeAffinity == nil {
+		a.NodeAffinity = &v1.NodeAffinity{}
+	}
+	a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = sel
+	return a
+}
+
+// addDaemonTolerations adds the tolerations every daemon pod gets
+// (AddOrUpdateDaemonPodTolerations): not-ready and unreachable NoExecute;
+// disk-, memory-, pid-pressure and unschedulable NoSchedule; and
+// network-unavailable with host networking.
+func addDaemonTolerations(spec *v1.PodSpec) {
+	add := func(key string, effect v1.TaintEffect) {
+		t := v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: effect}
+		for i := range spec.Tolerations {
+			if spec.Tolerations[i].MatchToleration(&t) {
+				spec.Tolerations[i] = t
+				return
+			}
+		}
+		spec.Tolerations = append(spec.Tolerations, t)
+	}
+	add(v1.TaintNodeNotReady, v1.TaintEffectNoExecute)
+	add(v1.TaintNodeUnreachable, v1.TaintEffectNoExecute)
+	add(v1.TaintNodeDiskPressure, v1.TaintEffectNoSchedule)
+	add(v1.TaintNodeMemoryPressure, v1.TaintEffectNoSchedule)
+	add(v1.TaintNodePIDPressure, v1.TaintEffectNoSchedule)
+	add(v1.TaintNodeUnschedulable, v1.TaintEffectNoSchedule)
+	if spec.HostNetwork {
+		add(v1.TaintNodeNetworkUnavailable, v1.TaintEffectNoSchedule)
+	}
+}
+
+// podFromTemplate is the controllers' GetPodFromTemplate: the template's
+// labels, annotations, finalizers and spec, owned by the controller.
+func podFromTemplate(t *v1.PodTemplateSpec, owner *metav1.ObjectMeta, gvk schema.GroupVersionKind) *v1.Pod {
+	p := &v1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   owner.Namespace,
+			Labels:      withLabels(nil, t.Labels),
+			Annotations: maps.Clone(t.Annotations),
+			Finalizers:  append([]string(nil), t.Finalizers...),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.Name, UID: owner.UID,
+				Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true),
+			}},
+		},
+		Spec: *t.Spec.DeepCopy(),
+	}
+	return p
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// withLabels returns a new map of a's entries overwritten by b's.
+func withLabels(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func withLabel(a map[string]string, k, v string) map[string]string {
+	return withLabels(a, map[string]string{k: v})
+}
+
+// computeHash is the controllers' ComputeHash: fnv32a of the template's
+// dump.ForHash, then the collision count, safely encoded. The template
+// here has only the defaults the simulator applies, so the value can
+// differ from the one a real cluster shows for the same manifest.
+func computeHash(t *v1.PodTemplateSpec, collisionCount *int32) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%v", dump.ForHash(*t))
+	if collisionCount != nil {
+		b := make([]byte, 8)
+		binary.LittleEndian.PutUint32(b, uint32(*collisionCount))
+		h.Write(b)
+	}
+	return rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+}
+
+// defaultWorkload applies what the API server's defaulting and the
+// workload's registry strategy set and the expansion reads: the default
+// namespace, a UID, and a Job's generated selector labels.
+func defaultWorkload(obj interface{}) {
+	var m *metav1.ObjectMeta
+	var kind string
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		m, kind = &o.ObjectMeta, "deployment"
+	case *appsv1.ReplicaSet:
+		m, kind = &o.ObjectMeta, "replicaset"
+	case *appsv1.StatefulSet:
+		m, kind = &o.ObjectMeta, "statefulset"
+	case *appsv1.DaemonSet:
+		m, kind = &o.ObjectMeta, "daemonset"
+	case *v1.ReplicationController:
+		m, kind = &o.ObjectMeta, "replicationcontroller"
+		// An RC's selector and template labels default to each other.
+		if o.Spec.Template != nil && len(o.Spec.Selector) == 0 {
+			o.Spec.Selector = withLabels(nil, o.Spec.Template.Labels)
+		}
+	case *batchv1.Job:
+		m, kind = &o.ObjectMeta, "job"
+	default:
+		return
+	}
+	if m.Namespace == "" {
+		m.Namespace = v1.NamespaceDefault
+	}
+	if m.UID == "" {
+		m.UID = types.UID(kind + "-" + m.Namespace + "-" + m.Name)
+	}
+	if j, ok := obj.(*batchv1.Job); ok && (j.Spec.ManualSelector == nil || !*j.Spec.ManualSelector) {
+		// The Job strategy's generated selector: the controller-uid and
+		// job-name labels, and their legacy names.
+		l := map[string]string{
+			batchv1.ControllerUidLabel: string(j.UID), legacyControllerUID: string(j.UID),
+			batchv1.JobNameLabel: j.Name, legacyJobNameLabel: j.Name,
+		}
+		j.Spec.Template.Labels = withLabels(j.Spec.Template.Labels, l)
+		if j.Spec.Selector == nil {
+			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: string(j.UID)}}
+		}
+	}
+}
+
+// namer gives generated names: prefix plus five characters, as the API
+// server's generateName does, but drawn from a hash of the prefix and a
+// counter so the same input gives the same names; a name in use is
+// skipped.
+type namer struct {
+	taken map[string]bool // namespace/name
+	next  map[string]int  // namespace/prefix -> counter
+}
+
+const maxGeneratedNameLength = 63 - 5
+
+// name sets the pod's generateName and name.
+func (n *namer) name(p *v1.Pod, prefix string) {
+	if len(prefix) > maxGeneratedNameLength {
+		prefix = prefix[:maxGeneratedNameLength]
+	}
+	p.GenerateName = prefix
+	p.Name = n.generate(p.Namespace, prefix)
+}
+
+func (n *namer) generate(ns, prefix string) string {
+	const alphanums = "bcdfghjklmnpqrstvwxz2456789"
+	for {
+		i := n.next[ns+"/"+prefix]
+		n.next[ns+"/"+prefix] = i + 1
+		h := fnv.New64a()
+		h.Write([]byte(ns + "/" + prefix))
+		binary.Write(h, binary.LittleEndian, int64(i))
+		x := h.Sum64()
+		b := make([]byte, 5)
+		for j := range b {
+			b[j] = alphanums[x%uint64(len(alphanums))]
+			x /= uint64(len(alphanums))
+		}
+		name := prefix + string(b)
+		if !n.taken[ns+"/"+name] {
+			n.taken[ns+"/"+name] = true
+			return name
+		}
+	}
+}

@@ -1,0 +1,451 @@
+package loading
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesched/kubesched/internal/gcpace"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+)
+
+// LoadError names the file, the document and the field of bad input.
+type LoadError struct {
+	File     string
+	Document int    // 1-based index of the YAML document
+	Item     int    // 1-based index in a List, 0 if none
+	Object   string // Kind namespace/name when known
+	Field    string
+	Msg      string
+}
+
+func (e *LoadError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: document %d", e.File, e.Document)
+	if e.Item > 0 {
+		fmt.Fprintf(&b, ", item %d", e.Item)
+	}
+	if e.Object != "" {
+		fmt.Fprintf(&b, " (%s)", e.Object)
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads files and folders of .yaml, .yml and .json manifests; "-"
+// is the standard input.
+func Load(paths []string) (*cluster.Cluster, error) {
+	return LoadFrom(paths, os.Stdin)
+}
+
+// StdinName names the standard input in errors and sources.
+const StdinName = "<stdin>"
+
+// LoadFrom is Load with "-" read from stdin.
+func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
+	// Decoding is nearly all allocation of objects that stay: the collector
+	// runs less often meanwhile (unless GOGC says otherwise, or the
+	// command's starting heap has it off), and the memory it leaves is
+	// reused by the simulation.
+	defer gcpace.Loading()()
+	l := &loader{c: cluster.New()}
+	readStdin := false
+	for _, p := range paths {
+		if p == "-" {
+			if readStdin {
+				return nil, fmt.Errorf("-f -: the standard input can be read only once")
+			}
+			readStdin = true
+			if err := l.load(StdinName, stdin); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		files, err := manifestFiles(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if err := l.loadFile(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	l.c.RunControllers()
+	if err := applyDefaults(l.c); err != nil {
+		return nil, err
+	}
+	return l.c, nil
+}
+
+// loader reads files into a cluster.
+type loader struct {
+	c *cluster.Cluster
+	// intern shares equal resource lists between the loaded objects.
+	intern *interner
+}
+
+// LoadPod reads the one Pod of a file ("-": stdin) as part of the
+// cluster: its priorityClassName resolves against the cluster's
+// PriorityClasses, as admission would.
+func LoadPod(c *cluster.Cluster, path string, stdin io.Reader) (*v1.Pod, error) {
+	l := &loader{c: cluster.New()}
+	pc := l.c
+	var err error
+	if path == "-" {
+		err = l.load(StdinName, stdin)
+	} else {
+		err = l.loadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(pc.Pods) != 1 {
+		return nil, fmt.Errorf("%s: want exactly one Pod, found %d", path, len(pc.Pods))
+	}
+	pc.PriorityClasses = append(c.PriorityClasses, pc.PriorityClasses...)
+	if err := applyDefaults(pc); err != nil {
+		return nil, err
+	}
+	return pc.Pods[0], nil
+}
+
+// manifestFiles expands a path to the manifest files it names: itself,
+// or a folder's .yaml, .yml and .json files, sorted.
+func manifestFiles(p string) ([]string, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var out []string
+	err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			if !d.IsDir() {
+				out = append(out, path)
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("%s: no .yaml, .yml or .json files", p)
+	}
+	return out, err
+}
+
+func (l *loader) loadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return l.loadBytes(path, data)
+}
+
+func (l *loader) load(path string, in io.Reader) error {
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return &LoadError{File: path, Document: 1, Msg: err.Error()}
+	}
+	return l.loadBytes(path, data)
+}
+
+func (l *loader) loadBytes(path string, data []byte) error {
+	docs, readErr := splitDocuments(path, data)
+	// Documents decode in parallel and are added in file order, so the
+	// result and the first error reported are those of a sequential read.
+	results := make([]decoded, len(docs))
+	if l.intern == nil {
+		l.intern = newInterner()
+	}
+	for i := range results {
+		results[i].in = l.intern
+	}
+	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(docs), func(i int) {
+		results[i].err = decodeDocument(path, i+1, 0, docs[i], false, &results[i])
+	})
+	for i := range results {
+		if results[i].err != nil {
+			return results[i].err
+		}
+		for _, kind := range results[i].skipped {
+			l.c.Skipped[kind]++
+		}
+		if sc := results[i].scenario; sc != nil {
+			if l.c.Scenario != nil {
+				return &LoadError{File: path, Document: i + 1, Object: cluster.ScenarioKind + " " + sc.Name,
+					Msg: fmt.Sprintf("a second Scenario: simulate replays one (the first is %s)", l.c.Scenario.Source)}
+			}
+			l.c.Scenario = sc
+		}
+		source := fmt.Sprintf("%s#%d", path, i+1) // one string for a document's objects
+		for _, obj := range results[i].objs {
+			l.c.Add(source, obj)
+		}
+	}
+	return readErr
+}
+
+// splitDocuments splits a file into its YAML documents (utilyaml's
+// YAMLReader: "---" lines). A file that is one JSON document (no line
+// starts with "---", which JSON can't hold) is that document, without
+// the line-by-line read: kubectl's -o json writes a whole List on one
+// line, which the reader would grow a buffer through.
+func splitDocuments(path string, data []byte) (docs [][]byte, readErr error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' && !bytes.HasPrefix(data, []byte("---")) && !bytes.Contains(data, []byte("\n---")) {
+		return [][]byte{data}, nil
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for doc := 1; ; doc++ {
+		data, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			readErr = &LoadError{File: path, Document: doc, Msg: err.Error()}
+			break
+		}
+		if isEmptyDocument(data) {
+			doc--
+			continue
+		}
+		docs = append(docs, data)
+	}
+	return docs, readErr
+}
+
+// decoded is what one document holds: objects of kinds the simulator
+// reads, in order, and the kinds of the others.
+type decoded struct {
+	// in shares equal resource lists between the objects (nil: not).
+	in       *interner
+	objs     []runtime.Object
+	skipped  []string
+	scenario *cluster.Scenario
+	err      error
+}
+
+func isEmptyDocument(data []byte) bool {
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeDocument(path string, doc, item int, data []byte, valid bool, out *decoded) error {
+	lerr := func(obj, fieldPath, msg string) error {
+		return &LoadError{File: path, Document: doc, Item: item, Object: obj, Field: fieldPath, Msg: msg}
+	}
+	js := data
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		// YAML (JSON is YAML too, but converting it is a waste).
+		var err error
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return lerr("", "", "malformed YAML: "+err.Error())
+		}
+		valid = true
+	}
+	// The head (kind, name, a List's items) is read first: a List (kubectl
+	// get -o json|yaml) is split into its items without building the
+	// whole tree, and the items decode in parallel. An object of a kind we
+	// read is then decoded into its type once; it is parsed generically
+	// only when a quantity is bad, to name its field.
+	if t := bytes.TrimSpace(js); len(t) == 0 || t[0] != '{' {
+		var u map[string]interface{}
+		if err := json.Unmarshal(js, &u); err != nil {
+			return lerr("", "", "not a Kubernetes object: "+err.Error())
+		}
+		return lerr("", "kind", "Required value") // null
+	}
+	// valid: the caller knows js is valid JSON (a List's item).
+	h, ok := jsonHead{}, false
+	if valid || json.Valid(js) {
+		h, ok = scanHead(js)
+	}
+	if !ok {
+		var head struct {
+			Kind, APIVersion interface{}
+			Metadata         struct{ Name, Namespace interface{} }
+			Items            json.RawMessage
+		}
+		// A field of an unexpected type (metadata: "x") is left empty, as
+		// the checks below expect; only malformed JSON fails here.
+		var typeErr *json.UnmarshalTypeError
+		if err := json.Unmarshal(js, &head); err != nil && !errors.As(err, &typeErr) {
+			return lerr("", "", "not a Kubernetes object: "+err.Error())
+		}
+		h.kind, _ = head.Kind.(string)
+		h.apiVersion, _ = head.APIVersion.(string)
+		h.name, _ = head.Metadata.Name.(string)
+		h.namespace, _ = head.Metadata.Namespace.(string)
+		h.items = head.Items
+	}
+	kind, apiVersion := h.kind, h.apiVersion
+	if kind == "" {
+		return lerr("", "kind", "Required value")
+	}
+	if apiVersion == "" {
+		return lerr("", "apiVersion", "Required value")
+	}
+	if isList(kind, apiVersion) {
+		return decodeList(path, doc, kind, h.items, out)
+	}
+	name, ns := h.name, h.namespace
+	desc := kind
+	if name != "" {
+		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
+	}
+	if kind == cluster.ScenarioKind && item == 0 {
+		sc, err := decodeScenario(path, doc, js)
+		out.scenario = sc
+		return err
+	}
+	if !known(kind) {
+		out.skipped = append(out.skipped, kind)
+		return nil
+	}
+	if name == "" {
+		return lerr(kind, "metadata.name", "Required value")
+	}
+	// ok: js is valid JSON and its head was read by the byte walk.
+	var span shareSpan
+	shareable := false
+	if member := sharedMember(kind, apiVersion); ok && member != "" && out.in != nil {
+		var buf *[]byte
+		span, buf, shareable = shareKey(js, kind, member)
+		defer span.release(buf)
+		if shareable {
+			if obj, hit := out.in.decodeShared(js, kind, apiVersion, span); hit {
+				out.objs = append(out.objs, obj.(runtime.Object))
+				return nil
+			}
+		}
+	}
+	obj, strictErr, err := decodeStrict(js, kind, apiVersion)
+	if err != nil || hasBadQuantity(obj) {
+		var u map[string]interface{}
+		if json.Unmarshal(js, &u) == nil {
+			if fieldPath, msg := checkQuantities(u, ""); msg != "" {
+				return lerr(desc, fieldPath, msg)
+			}
+		}
+	}
+	if err != nil {
+		return lerr(desc, "", err.Error())
+	}
+	if strictErr != nil {
+		return lerr(desc, "", strictErr.Error())
+	}
+	switch o := obj.(type) {
+	case *v1.Pod:
+		out.in.pod(o)
+	case *v1.Node:
+		out.in.node(o)
+	}
+	if shareable {
+		out.in.remember(span.key, obj)
+	}
+	out.objs = append(out.objs, obj)
+	return nil
+}
+
+func isList(kind, apiVersion string) bool {
+	return strings.HasSuffix(kind, "List") && apiVersion == "v1"
+}
+
+// decodeList decodes a List's items (a JSON array) in parallel; the first
+// error in item order is returned.
+func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decoded) error {
+	var raw [][]byte
+	if len(itemsJSON) > 0 && string(itemsJSON) != "null" {
+		// itemsJSON is valid JSON (part of a valid document): an array
+		// splits without decoding; anything else gets encoding/json's error.
+		var ok bool
+		if raw, ok = splitArray(itemsJSON); !ok {
+			var msgs []json.RawMessage
+			err := json.Unmarshal(itemsJSON, &msgs)
+			if err == nil {
+				err = fmt.Errorf("items: not an array")
+			}
+			return &LoadError{File: path, Document: doc, Object: kind, Field: "items", Msg: err.Error()}
+		}
+	}
+	items := make([]decoded, len(raw))
+	for i := range items {
+		items[i].in = out.in
+	}
+	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
+		items[i].err = decodeDocument(path, doc, i+1, raw[i], true, &items[i])
+	})
+	for i := range items {
+		if items[i].err != nil {
+			return items[i].err
+		}
+		out.objs = append(out.objs, items[i].objs...)
+		out.skipped = append(out.skipped, items[i].skipped...)
+	}
+	return nil
+}
+
+// decodeStrict decodes one object of a known kind as the API server's
+// strict field validation would: unknown and duplicate fields are
+// strictErr, the object decoded all the same; a malformed value is err. It
+// is the universal deserializer's strict decode without its own pass to
+// find the kind, which the caller already has.
+func decodeStrict(js []byte, kind, apiVersion string) (obj runtime.Object, strictErr, err error) {
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	if obj, err = scheme.Scheme.New(gvk); err != nil {
+		return nil, nil, err
+	}
+	strictErrs, err := kjson.UnmarshalStrict(js, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(strictErrs) > 0 {
+		strictErr = runtime.NewStrictDecodingError(strictErrs)
+	}
+	return obj, strictErr, nil
+}
+
+func known(kind string) bool {
+	switch kind {
+	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
+		"Deployment", "DaemonSet", "Job",
+		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity",
+		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,204 @@
+package questions
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+)
+
+// CapacityResult is capacity's answer: how many more copies of a pod fit,
+// where, and why the next one does not.
+type CapacityResult struct {
+	// Pod names the template (namespace/name).
+	Pod   string         `json:"pod"`
+	Fits  int            `json:"fits"`
+	Nodes map[string]int `json:"nodes"`
+	Zones map[string]int `json:"zones"`
+	// Next is the copy that no longer fits; nil when the limit was
+	// reached first.
+	Next *NextCopy `json:"next,omitempty"`
+}
+
+// AddNodesResult is capacity --add-nodes' answer.
+type AddNodesResult struct {
+	// Node names the template.
+	Node string `json:"node"`
+	// AddNodes is the fewest nodes like it to add so that every pending
+	// pod is scheduled; Pending, how many pods are pending without them.
+	AddNodes int `json:"addNodes"`
+	Pending  int `json:"pending"`
+}
+
+// NextCopy is why the next copy does not fit: the FitError, and the
+// copy explained node by node against the cluster it met.
+type NextCopy struct {
+	Message string                `json:"message"`
+	Explain *report.ExplainReport `json:"explain,omitempty"`
+}
+
+// Capacity places the cluster's pending pods, then copies of pod one at a
+// time through the same scheduler until one does not fit or limit copies
+// fit. Copies never preempt (preemptionPolicy Never): capacity counts free
+// room, not room that evicting others would make.
+func Capacity(ctx context.Context, c *cluster.Cluster, newWorld func(*cluster.Cluster) (*simulator.World, error), pod *v1.Pod, limit int) (*CapacityResult, error) {
+	w, err := newWorld(c)
+	if err != nil {
+		return nil, err
+	}
+	w.Run(ctx)
+	zoneOf := map[string]string{}
+	for _, n := range w.Store.Nodes() {
+		zoneOf[n.Name] = n.Labels[v1.LabelTopologyZone]
+	}
+	res := &CapacityResult{Pod: pod.Namespace + "/" + pod.Name, Nodes: map[string]int{}, Zones: map[string]int{}}
+	never := v1.PreemptNever
+	for i := 0; i < limit && ctx.Err() == nil; i++ {
+		p := pod.DeepCopy()
+		p.Name = fmt.Sprintf("%s-copy-%d", pod.Name, i+1)
+		p.UID = types.UID(fmt.Sprintf("%s-copy-%d", pod.UID, i+1))
+		p.Spec.NodeName = ""
+		p.Spec.PreemptionPolicy = &never
+		p.Status = v1.PodStatus{}
+		if err := w.AddPending(p); err != nil {
+			return nil, err
+		}
+		w.Store.Flush()
+		w.Run(ctx)
+		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
+		if !ok || cur.Spec.NodeName == "" {
+			res.Next = &NextCopy{Message: scheduledMessage(cur)}
+			if ok {
+				if res.Next.Explain, err = explainNow(ctx, w, cur); err != nil {
+					return nil, err
+				}
+			}
+			break
+		}
+		res.Fits++
+		res.Nodes[cur.Spec.NodeName]++
+		if z := zoneOf[cur.Spec.NodeName]; z != "" {
+			res.Zones[z]++
+		}
+	}
+	return res, nil
+}
+
+// scheduledMessage is the pod's PodScheduled condition message.
+func scheduledMessage(p *v1.Pod) string {
+	if p == nil {
+		return "deleted"
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+// AddNodes finds the fewest copies of node to add to the cluster so that
+// every pending pod the scheduler is responsible for is scheduled, by
+// simulating each candidate count (doubling, then bisecting); the count
+// returned was simulated and left nothing pending. limit bounds the
+// search.
+func AddNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), node *v1.Node, limit int) (int, int, error) {
+	var example string
+	pending := func(k int) (int, error) {
+		c, err := load()
+		if err != nil {
+			return 0, err
+		}
+		c.Nodes = append(c.Nodes, NodeCopies(node, k, c)...)
+		w, err := newWorld(c)
+		if err != nil {
+			return 0, err
+		}
+		w.Run(ctx)
+		n := 0
+		for _, p := range w.Report().Pods {
+			if p.Status != report.StatusScheduled {
+				if n == 0 {
+					example = fmt.Sprintf("%s/%s: %s", p.Namespace, p.Name, p.Message)
+				}
+				n++
+			}
+		}
+		return n, ctx.Err()
+	}
+	before, err := pending(0)
+	if err != nil || before == 0 {
+		return 0, before, err
+	}
+	lo, hi := 0, 1 // lo leaves pods pending; hi is to be tried
+	for {
+		n, err := pending(hi)
+		if err != nil {
+			return 0, before, err
+		}
+		if n == 0 {
+			break
+		}
+		if hi >= limit {
+			return 0, before, fmt.Errorf("%d pods still pending with %d nodes like %s added (the limit, --max-nodes), e.g. %s", n, hi, node.Name, example)
+		}
+		lo, hi = hi, min(2*hi, limit)
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		n, err := pending(mid)
+		if err != nil {
+			return 0, before, err
+		}
+		if n == 0 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, before, nil
+}
+
+// NodeCopies makes k nodes like n, named <name>-new-<i> (their hostname
+// label too), avoiding names the cluster uses.
+func NodeCopies(n *v1.Node, k int, c *cluster.Cluster) []*v1.Node {
+	used := map[string]bool{}
+	for _, e := range c.Nodes {
+		used[e.Name] = true
+	}
+	out := make([]*v1.Node, 0, k)
+	for i := 1; len(out) < k; i++ {
+		name := fmt.Sprintf("%s-new-%d", n.Name, i)
+		if used[name] {
+			continue
+		}
+		cp := n.DeepCopy()
+		cp.Name, cp.UID = name, types.UID("node-"+name)
+		if cp.Labels == nil {
+			cp.Labels = map[string]string{}
+		}
+		cp.Labels[v1.LabelHostname] = name
+		loading.DefaultNode(cp)
+		out = append(out, cp)
+	}
+	return out
+}
+
+// SortedCounts returns m's keys by count, then name.
+func SortedCounts(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return m[keys[i]] > m[keys[j]] || (m[keys[i]] == m[keys[j]] && keys[i] < keys[j])
+	})
+	return keys
+}

@@ -1,0 +1,116 @@
+package questions
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+	"github.com/kubesched/kubesched/internal/simulator/timeline"
+)
+
+// WorkloadCapacity answers capacity --workload: the cluster (with the
+// workload in it) is simulated, then the workload is scaled up one
+// replica at a time, its controller creating each pod as it would (names,
+// labels, owners: default spreading and PDBs apply), until the new pod
+// does not fit or limit more fit. Its pods never preempt, as capacity's
+// copies.
+func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name string, limit int) (*CapacityResult, error) {
+	if ns == "" {
+		ns = v1.NamespaceDefault
+	}
+	i := w.Cluster.WorkloadIndex(kind, ns, name)
+	if i < 0 {
+		return nil, fmt.Errorf("no %s %s/%s in the cluster", kind, ns, name)
+	}
+	never := v1.PreemptNever
+	var replicas func() int32
+	switch o := w.Cluster.WorkloadObject(i).(type) {
+	case *appsv1.Deployment:
+		o.Spec.Template.Spec.PreemptionPolicy = &never
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+	case *appsv1.ReplicaSet:
+		o.Spec.Template.Spec.PreemptionPolicy = &never
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+	case *appsv1.StatefulSet:
+		o.Spec.Template.Spec.PreemptionPolicy = &never
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+	case *v1.ReplicationController:
+		if o.Spec.Template != nil {
+			o.Spec.Template.Spec.PreemptionPolicy = &never
+		}
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+	case *batchv1.Job:
+		o.Spec.Template.Spec.PreemptionPolicy = &never
+		o.Spec.Completions = nil // room for parallel pods, not a run to completion
+		replicas = func() int32 { return deref32(o.Spec.Parallelism) }
+	default:
+		return nil, fmt.Errorf("%s %s/%s: capacity scales Deployments, ReplicaSets, StatefulSets, ReplicationControllers and Jobs (a DaemonSet runs one pod per node)", kind, ns, name)
+	}
+	// A Deployment's ReplicaSet was made from the template before the
+	// policy was set: its template gets it too.
+	if kind == "Deployment" {
+		for _, rs := range w.Cluster.ReplicaSetsOf(ns, name) {
+			rs.Spec.Template.Spec.PreemptionPolicy = &never
+		}
+	}
+	w.Run(ctx)
+	zoneOf := map[string]string{}
+	for _, n := range w.Store.Nodes() {
+		zoneOf[n.Name] = n.Labels[v1.LabelTopologyZone]
+	}
+	had := map[string]bool{}
+	for _, p := range w.Cluster.PodsOf(kind, ns, name, w.Live) {
+		had[cluster.PodKey(p)] = true
+	}
+	res := &CapacityResult{Pod: kind + " " + ns + "/" + name, Nodes: map[string]int{}, Zones: map[string]int{}}
+	for n := 0; n < limit && ctx.Err() == nil; n++ {
+		step := &cluster.Step{Name: "capacity", Scale: []cluster.ScaleRef{{Kind: kind, Namespace: ns, Name: name, Replicas: replicas() + 1}}}
+		if err := timeline.Apply(w, step, &report.StepResult{}); err != nil {
+			return nil, err
+		}
+		w.Store.Flush()
+		w.Run(ctx)
+		var pending *v1.Pod
+		for _, p := range w.Cluster.PodsOf(kind, ns, name, w.Live) {
+			k := cluster.PodKey(p)
+			if p.Spec.NodeName == "" {
+				pending = p
+				continue
+			}
+			if !had[k] {
+				had[k] = true
+				res.Fits++
+				res.Nodes[p.Spec.NodeName]++
+				if z := zoneOf[p.Spec.NodeName]; z != "" {
+					res.Zones[z]++
+				}
+			}
+		}
+		if pending != nil {
+			if _, created := w.Store.GetPod(pending.Namespace, pending.Name); !created {
+				res.Next = &NextCopy{Message: fmt.Sprintf("pod %s is not created: its StatefulSet waits for the pod before it to run", cluster.PodKey(pending))}
+				break
+			}
+			res.Next = &NextCopy{Message: scheduledMessage(pending)}
+			var err error
+			if res.Next.Explain, err = explainNow(ctx, w, pending); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+func deref32(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}

@@ -1,0 +1,100 @@
+package report
+
+const htmlSource = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>kubesched simulation</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+table { border-collapse: collapse; } td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+.summary span { display: inline-block; margin-right: 18px; font-weight: 600; }
+.Unschedulable, .NotCreated { color: #a93226; } .Scheduled { color: #1e8449; } .Preempted, .Deleted, .Finished { color: #7d6608; }
+svg text { font: 12px system-ui, sans-serif; }
+details { margin: 2px 0; } details table { font-size: 12px; }
+#search { width: 360px; padding: 4px; }
+</style>
+</head>
+<body>
+<h1>kubesched simulation</h1>
+<p class="summary">
+<span>{{.R.Summary.Scheduled}} scheduled</span>
+<span>{{.R.Summary.Unschedulable}} unschedulable</span>
+<span>{{.R.Summary.Preempted}} preempted</span>
+{{if .R.Summary.NotCreated}}<span>{{.R.Summary.NotCreated}} not created</span>{{end}}
+{{if .R.Summary.Finished}}<span>{{.R.Summary.Finished}} finished</span>{{end}}
+{{if .R.Summary.Deleted}}<span>{{.R.Summary.Deleted}} deleted</span>{{end}}
+<span>{{.R.Summary.Running}} already running</span>
+<span>{{.R.Summary.Nodes}} nodes</span>
+</p>
+
+<h2>Nodes: CPU requested, by zone and pool</h2>
+<svg id="heatmap" width="1000" height="{{.HeatHeight}}" role="img" aria-label="node CPU heat map">
+{{range .Zones}}<text x="0" y="{{add .Y 15}}">{{.Name}}</text>
+{{range .Cells}}<rect class="node-cell" x="{{.X}}" y="{{.Y}}" width="22" height="22" fill="{{.Color}}"><title>{{.Title}}</title></rect>
+{{end}}{{end}}</svg>
+
+<h2>Pending pods by reason</h2>
+{{if .Bars}}<svg id="reasons" width="1000" height="{{.BarsHeight}}" role="img" aria-label="pending pods by reason">
+{{range .Bars}}<rect class="reason-bar" x="0" y="{{.Y}}" width="{{.Width}}" height="22" fill="#c0392b"><title>{{.Pods}} pods: {{.Message}}</title></rect>
+<text x="{{add .Width 6}}" y="{{add .Y 16}}">reason {{.N}}: {{.Pods}} pods</text>
+{{end}}</svg>
+<ol>{{range .Bars}}<li>{{.Message}} ({{.Pods}} pods)</li>{{end}}</ol>
+{{else}}<p>No pod is pending.</p>{{end}}
+
+{{with .R.Timeline}}<h2>Timeline: {{.Scenario}}</h2>
+<svg id="timeline" width="1000" height="240" role="img" aria-label="timeline">
+<line x1="60" y1="210" x2="900" y2="210" stroke="#999"/>
+{{range $.CurveLabels}}<line class="step-line" x1="{{.X}}" y1="10" x2="{{.X}}" y2="210" stroke="#bbb" stroke-dasharray="4 3"><title>{{.Title}}</title></line>
+{{end}}{{range $.Curves}}<polyline class="curve" fill="none" stroke="{{.Color}}" stroke-width="2" points="{{.Points}}"><title>{{.Name}}</title></polyline>
+{{range .Marks}}<circle class="sample" cx="{{.X}}" cy="{{.Y}}" r="3" fill="#555"><title>{{.Title}}</title></circle>
+{{end}}{{end}}<text x="60" y="232">red: pending pods (scaled to the most), blue: CPU requested (% of allocatable); dashed: steps</text>
+</svg>
+<table><tr><th>step</th><th>at</th><th>created</th><th>deleted</th><th>then scheduled</th><th>preempted</th><th>pending</th></tr>
+{{range .Steps}}<tr><td>{{.Name}}</td><td>{{.At}}</td><td>{{.Created}}</td><td>{{.Deleted}}</td><td>{{.Scheduled}}</td><td>{{.Preempted}}</td><td>{{.Pending}}</td></tr>
+{{end}}</table>
+{{if .QueueingDelay.P50}}<p>Queueing delay p50 {{.QueueingDelay.P50}}, p99 {{.QueueingDelay.P99}}.</p>{{end}}
+{{end}}
+
+{{if .R.Workloads}}<h2>Workloads</h2>
+<table id="workloads"><tr><th>workload</th><th>pods</th><th>scheduled</th><th>pending</th><th>why pending</th></tr>
+{{range .R.Workloads}}<tr><td>{{.Kind}} {{.Namespace}}/{{.Name}}</td><td>{{.Pods}}</td><td>{{.Scheduled}}</td><td>{{.Pending}}</td><td>{{range .Reasons}}{{.Pods}}: {{.Message}}<br>{{end}}</td></tr>
+{{end}}</table>{{end}}
+
+<h2>Pods</h2>
+<p><input id="search" type="search" placeholder="filter pods by name, node, status or message"> <span id="shown"></span></p>
+<table id="pods"><thead><tr><th>pod</th><th>node</th><th>status</th><th>message</th></tr></thead><tbody>
+{{range .Pods}}<tr class="pod-row"><td>{{.Namespace}}/{{.Name}}</td><td>{{.Node}}</td><td class="{{.Status}}">{{.Status}}</td><td>{{.Message}}{{with .Explain}}
+<details><summary>explain: {{.FeasibleCount}}/{{len .Nodes}} nodes feasible</summary>
+<table><tr><th>node</th><th>fits</th><th>rejected by</th><th>reasons</th></tr>
+{{range .Nodes}}<tr><td>{{.Name}}</td><td>{{if .Feasible}}yes{{else}}no{{end}}</td><td>{{.Plugin}}</td><td>{{range .Reasons}}{{.}} {{end}}</td></tr>
+{{end}}</table></details>{{end}}</td></tr>
+{{end}}</tbody></table>
+<p>Explanations are given for the first {{.ExplainLimit}} pending pods, against the cluster at the end of the simulation.</p>
+<script>
+(function () {
+  var rows = Array.prototype.slice.call(document.querySelectorAll("#pods .pod-row"));
+  var input = document.getElementById("search"), shown = document.getElementById("shown");
+  function filter() {
+    var q = input.value.toLowerCase(), n = 0;
+    rows.forEach(function (r) {
+      var hit = r.textContent.toLowerCase().indexOf(q) >= 0;
+      r.style.display = hit ? "" : "none";
+      if (hit) n++;
+    });
+    shown.textContent = n + " of " + rows.length + " pods";
+  }
+  input.addEventListener("input", filter);
+  filter();
+  document.body.setAttribute("data-rendered", [
+    document.querySelectorAll(".node-cell").length,
+    document.querySelectorAll(".reason-bar").length,
+    document.querySelectorAll(".sample").length,
+    rows.length
+  ].join(","));
+})();
+</script>
+</body>
+</html>
+`

@@ -1,0 +1,177 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// writeReportJSON writes r exactly as writeJSON (json.MarshalIndent, two
+// spaces) would: the pods and nodes, which are nearly all of a large
+// report, are written here without reflection or re-indenting; the rest
+// by MarshalIndent. TestReportJSONIsMarshalIndents holds it to
+// MarshalIndent.
+func writeReportJSON(out io.Writer, r *Report) error {
+	rest, err := json.MarshalIndent(struct {
+		Workloads []WorkloadResult `json:"workloads,omitempty"`
+		Summary   Summary          `json:"summary"`
+		Timeline  *TimelineReport  `json:"timeline,omitempty"`
+	}{r.Workloads, r.Summary, r.Timeline}, "", "  ")
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, 200*len(r.Pods)+260*len(r.Nodes)+len(rest)+64)
+	b = append(b, "{\n  \"pods\": "...)
+	if r.Pods == nil {
+		b = append(b, "null"...)
+	} else if len(r.Pods) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Pods {
+			p := &r.Pods[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n    {\n      \"namespace\": "...)
+			b = appendJSONString(b, p.Namespace)
+			b = append(b, ",\n      \"name\": "...)
+			b = appendJSONString(b, p.Name)
+			b = append(b, ",\n      \"node\": "...)
+			b = appendJSONString(b, p.Node)
+			b = append(b, ",\n      \"status\": "...)
+			b = appendJSONString(b, p.Status)
+			b = append(b, ",\n      \"message\": "...)
+			b = appendJSONString(b, p.Message)
+			if len(p.Devices) > 0 {
+				b = append(b, ",\n      \"devices\": ["...)
+				for j, d := range p.Devices {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, "\n        "...)
+					b = appendJSONString(b, d)
+				}
+				b = append(b, "\n      ]"...)
+			}
+			b = append(b, "\n    }"...)
+		}
+		b = append(b, "\n  ]"...)
+	}
+	b = append(b, ",\n  \"nodes\": "...)
+	if r.Nodes == nil {
+		b = append(b, "null"...)
+	} else if len(r.Nodes) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Nodes {
+			n := &r.Nodes[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, "\n    {\n      \"name\": "...)
+			b = appendJSONString(b, n.Name)
+			b = append(b, ",\n      \"pods\": "...)
+			b = strconv.AppendInt(b, int64(n.Pods), 10)
+			b = append(b, ",\n      \"requested\": "...)
+			b = appendStringMap(b, n.Requested)
+			b = append(b, ",\n      \"allocatable\": "...)
+			b = appendStringMap(b, n.Allocatable)
+			b = append(b, "\n    }"...)
+		}
+		b = append(b, "\n  ]"...)
+	}
+	// rest is "{\n  ...\n}": its members follow the nodes.
+	b = append(b, ',', '\n')
+	b = append(b, rest[2:]...)
+	b = append(b, '\n')
+	_, err = out.Write(b)
+	return err
+}
+
+// appendStringMap writes a map[string]string member's value at depth 3,
+// keys sorted, as MarshalIndent does.
+func appendStringMap(b []byte, m map[string]string) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	if len(m) == 0 {
+		return append(b, "{}"...)
+	}
+	var keysBuf [8]string
+	keys := keysBuf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n        "...)
+		b = appendJSONString(b, k)
+		b = append(b, ": "...)
+		b = appendJSONString(b, m[k])
+	}
+	return append(b, "\n      }"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s as encoding/json does by default: ", \ and
+// control bytes escaped (\b \f \n \r \t by name), <, > and & as \u00XX
+// (HTML-safe), U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

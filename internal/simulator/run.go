@@ -1,0 +1,300 @@
+package simulator
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/queue"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+)
+
+// The world runs on virtual time: the scheduler places pods until
+// nothing more can happen or a deadline comes; pods with a duration
+// finish that long after they are bound, and the workloads' controllers
+// replace the pods that go (a Job starts its next pods).
+
+// runState is the run's own state.
+type runState struct {
+	// limit is the latest virtual time the world runs to.
+	limit time.Time
+	// lastFlushBindings is the bindings when unschedulable pods were last
+	// flushed back to the queue (-1: never).
+	lastFlushBindings int
+	// evictedReplaced is the evictions the controllers have replaced (in
+	// a world with a Scenario).
+	evictedReplaced int
+	finishes        finishQueue
+	// err is the first error of the controllers' creations.
+	err error
+}
+
+// Gone is why a pod left the world: its report status and message, and
+// the node it was on.
+type Gone struct {
+	Status, Message, Node string
+}
+
+// finish is a bound pod's end, due at t.
+type finish struct {
+	t   time.Time
+	key string
+	uid string
+	seq int
+}
+
+// finishQueue holds the bound pods' ends, earliest first, then in the
+// order they were scheduled.
+type finishQueue struct {
+	heap finishHeap
+	seq  int
+}
+
+type finishHeap []finish
+
+func (h finishHeap) Len() int { return len(h) }
+func (h finishHeap) Less(i, j int) bool {
+	return h[i].t.Before(h[j].t) || (h[i].t.Equal(h[j].t) && h[i].seq < h[j].seq)
+}
+func (h finishHeap) Swap(i, j int)       { h[i], h[j] = h[j], h[i] }
+func (h *finishHeap) Push(x interface{}) { *h = append(*h, x.(finish)) }
+func (h *finishHeap) Pop() interface{} {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// PodDuration is a pod's DurationAnnotation, 0 when it has none.
+func PodDuration(p *v1.Pod) (time.Duration, error) {
+	s, ok := p.Annotations[cluster.DurationAnnotation]
+	if !ok {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("metadata.annotations[%s]: Invalid value: %q: a positive duration such as 90s or 10m", cluster.DurationAnnotation, s)
+	}
+	return d, nil
+}
+
+// scheduleFinish notes when a pod bound now (or running at the start)
+// finishes, if it has a duration.
+func (w *World) scheduleFinish(p *v1.Pod) {
+	d, err := PodDuration(p)
+	if err != nil || d == 0 {
+		return
+	}
+	f := &w.run.finishes
+	f.seq++
+	heap.Push(&f.heap, finish{t: w.Clock.Now().Add(d), key: cluster.PodKey(p), uid: string(p.UID), seq: f.seq})
+}
+
+// finishDue ends the pods whose time has come, reporting whether any did.
+func (w *World) finishDue() bool {
+	now := w.Clock.Now()
+	any := false
+	f := &w.run.finishes
+	for len(f.heap) > 0 && !f.heap[0].t.After(now) {
+		due := heap.Pop(&f.heap).(finish)
+		ns, name, _ := strings.Cut(due.key, "/")
+		p, ok := w.Store.GetPod(ns, name)
+		if !ok || string(p.UID) != due.uid || p.Spec.NodeName == "" {
+			continue
+		}
+		d, _ := PodDuration(p)
+		w.Remove(p, Gone{Status: report.StatusFinished, Node: p.Spec.NodeName, Message: fmt.Sprintf("finished %s after it was bound", d)})
+		w.Cluster.JobSucceeded(p)
+		any = true
+	}
+	if any {
+		w.reconcile()
+	}
+	return any
+}
+
+// Remove deletes a pod from the world and remembers why.
+func (w *World) Remove(p *v1.Pod, why Gone) {
+	k := cluster.PodKey(p)
+	if err := w.Store.DeletePod(p.Namespace, p.Name); err != nil {
+		return
+	}
+	if w.book.gone == nil {
+		w.book.gone = map[string]Gone{}
+	}
+	if why.Node == "" {
+		why.Node = p.Spec.NodeName
+	}
+	if why.Status == report.StatusDeleted {
+		w.book.deletions++
+	}
+	w.book.gone[k] = why
+}
+
+// reconcile runs the controllers and adds the pods they create; an
+// error stays in w.run.err, which the next step reports.
+func (w *World) reconcile() {
+	w.Change(nil)
+}
+
+// Change makes a change to the world (a step's creations and deletions),
+// then runs the workloads' controllers and brings into the world what
+// they created: pods, ordered StatefulSet pods, ReplicaSets and claims
+// (for the listers). It returns how many pods were created (those
+// waiting their StatefulSet's turn included) and deleted, and the first
+// error of the change or of the controllers' creations. A nil change
+// only runs the controllers.
+func (w *World) Change(change func() error) (created, deleted int, err error) {
+	c := w.Cluster
+	c.StartControllers(w.Live)
+	pods, ordered, rs, others := len(c.Pods), len(c.Ordered), len(c.ReplicaSets), len(c.Others)
+	deletions := w.book.deletions
+	if change != nil {
+		if err := change(); err != nil {
+			return 0, 0, err
+		}
+	}
+	c.Reconcile()
+	w.adopt(pods, ordered, rs, others)
+	if w.run.err != nil {
+		return 0, 0, w.run.err
+	}
+	created = len(c.Pods) - pods
+	for _, o := range c.Ordered[ordered:] {
+		created += len(o.Waiting)
+	}
+	return created, w.book.deletions - deletions, nil
+}
+
+// adopt brings into the world what the controllers created since the
+// counts given: pods, ordered StatefulSet pods, ReplicaSets and claims
+// (for the listers).
+func (w *World) adopt(pods, ordered, rs, others int) {
+	c := w.Cluster
+	for _, r := range c.ReplicaSets[rs:] {
+		w.AddObject(r)
+	}
+	for _, o := range c.Others[others:] {
+		w.AddObject(o)
+	}
+	fresh := c.Pods[pods:]
+	for _, o := range c.Ordered[ordered:] {
+		cp := *o
+		w.book.ordered = append(w.book.ordered, &cp)
+		fresh = append(fresh[:len(fresh):len(fresh)], o.Waiting...)
+	}
+	if err := loading.DefaultPods(c, fresh); err != nil {
+		w.run.err = err
+		return
+	}
+	for _, p := range c.Pods[pods:] {
+		if err := w.AddPending(p); err != nil && w.run.err == nil {
+			w.run.err = err
+		}
+	}
+}
+
+// Live is the controllers' view of a pod in the world: its current
+// state, nil once it is gone (deleted, finished, evicted); a pod not
+// created yet (an ordered StatefulSet pod) is itself.
+func (w *World) Live(p *v1.Pod) *v1.Pod {
+	if cur, ok := w.Store.GetPod(p.Namespace, p.Name); ok {
+		if cur.UID == p.UID {
+			return cur
+		}
+		return nil
+	}
+	if _, ok := w.book.gone[cluster.PodKey(p)]; ok {
+		return nil
+	}
+	if _, evicted := w.Store.Evicted[cluster.PodKey(p)]; evicted {
+		return nil
+	}
+	return p
+}
+
+// AddObject gives the plugins' listers an object created on the way.
+func (w *World) AddObject(o interface{}) {
+	if w.objects.addListed != nil {
+		if err := w.objects.addListed(o); err != nil && w.run.err == nil {
+			w.run.err = err
+		}
+	}
+}
+
+// Limit is the latest virtual time the world runs to.
+func (w *World) Limit() time.Time { return w.run.limit }
+
+// Advance moves virtual time, the timeline told first.
+func (w *World) Advance(t time.Time) {
+	if w.timeline != nil {
+		w.timeline.Advancing()
+	}
+	w.Clock.SetTime(t)
+}
+
+// RunUntil schedules until virtual time reaches deadline or nothing more
+// can happen: it drains activeQ (each binding finished and delivered
+// before the next pod, for determinism), ends the pods whose duration is
+// over, steps time to the next backoff expiry, and, when only
+// unschedulable pods remain, lets the 5-minute flush retry them as long
+// as the round before it placed something. Time never passes deadline.
+// In a world with a Scenario, the controllers replace the pods
+// preemption evicts.
+func (w *World) RunUntil(ctx context.Context, deadline time.Time) {
+	sched, store := w.Scheduler, w.Store
+	replace := w.Cluster.Scenario != nil
+	finishes := &w.run.finishes.heap
+	for w.Clock.Now().Before(w.run.limit) && ctx.Err() == nil {
+		for sched.TryScheduleOne(ctx) {
+			sched.WaitForBindings()
+			store.Flush()
+			if len(w.book.ordered) > 0 && w.createOrdered() {
+				store.Flush()
+			}
+		}
+		store.Flush()
+		if replace && len(store.Evicted) != w.run.evictedReplaced {
+			// The victims' controllers replace them.
+			w.run.evictedReplaced = len(store.Evicted)
+			w.reconcile()
+			store.Flush()
+			continue
+		}
+		if len(*finishes) > 0 && w.finishDue() {
+			store.Flush()
+			continue
+		}
+		next := deadline
+		if len(*finishes) > 0 && (*finishes)[0].t.Before(next) {
+			next = (*finishes)[0].t
+		}
+		if t, ok := sched.Queue.NextBackoffExpiry(); ok && !t.After(next) {
+			if t.After(w.Clock.Now()) {
+				w.Advance(t)
+			}
+			sched.Queue.FlushBackoffQCompleted()
+			continue
+		}
+		flushAt := w.Clock.Now().Add(queue.DefaultPodMaxInUnschedulablePodsDuration)
+		if _, _, u := sched.Queue.Counts(); u > 0 && store.Bindings != w.run.lastFlushBindings && !flushAt.After(next) {
+			w.run.lastFlushBindings = store.Bindings
+			w.Advance(flushAt)
+			sched.Queue.FlushUnschedulablePodsLeftover()
+			continue
+		}
+		if next.Equal(w.run.limit) {
+			return
+		}
+		w.Advance(next)
+		if next.Equal(deadline) {
+			return
+		}
+	}
+}

@@ -1,0 +1,183 @@
+// Package simtest holds what the simulator's tests share: the default
+// configuration, loading builders' objects as manifests, and a
+// simulation that checks the invariants on its result, so every
+// simulation a test runs is also an invariant test.
+//
+// It imports the simulator's rooms; only their tests import it.
+package simtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	st "github.com/kubesched/kubesched/internal/testing"
+	v1 "k8s.io/api/core/v1"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	configv1 "k8s.io/kube-scheduler/config/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesched/kubesched/internal/config"
+	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+	"github.com/kubesched/kubesched/pkg/plugins"
+)
+
+// DefaultConfig is the default KubeSchedulerConfiguration, validated.
+func DefaultConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
+	t.Helper()
+	cfg := &configv1.KubeSchedulerConfiguration{}
+	known := scheduler.Known(plugins.NewInTreeRegistry())
+	config.SetDefaults(cfg, known)
+	if errs := config.Validate(cfg, known); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return cfg
+}
+
+// NewWorld builds the world of c with the default configuration and the
+// in-tree plugins.
+func NewWorld(t testing.TB, c *cluster.Cluster, seed int64, opts ...scheduler.Option) *simulator.World {
+	t.Helper()
+	w, err := simulator.NewWorld(context.Background(), c, DefaultConfig(t), plugins.NewInTreeRegistry(), seed, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// Simulate runs a cluster and checks the invariants on the result.
+func Simulate(t testing.TB, c *cluster.Cluster, seed int64) (*simulator.World, *report.Report) {
+	t.Helper()
+	w := NewWorld(t, c, seed)
+	w.Run(context.Background())
+	for _, err := range w.CheckInvariants() {
+		t.Errorf("invariant broken: %v", err)
+	}
+	return w, w.Report()
+}
+
+// SimulateFiles loads manifests, simulates them with seed 1, and fails
+// on a broken invariant.
+func SimulateFiles(t testing.TB, paths ...string) *simulator.World {
+	t.Helper()
+	c, err := loading.Load(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorld(t, c, 1)
+	w.Run(context.Background())
+	if errs := w.CheckInvariants(); len(errs) > 0 {
+		t.Fatalf("invariants: %v", errs)
+	}
+	return w
+}
+
+// Render writes a report in a format.
+func Render(t testing.TB, r *report.Report, format string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.Write(&b, format); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// LoadObjects writes objects as one manifest and loads it, as simulate
+// does.
+func LoadObjects(t testing.TB, objs []runtime.Object) *cluster.Cluster {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, obj := range objs {
+		if obj.GetObjectKind().GroupVersionKind().Empty() {
+			// Builders leave TypeMeta empty; a manifest has it.
+			gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj = obj.DeepCopyObject()
+			obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		}
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	path := filepath.Join(t.TempDir(), "cluster.yaml")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loading.Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// ExplainFile runs explain on a scenario file as the command does.
+func ExplainFile(t testing.TB, path string) *report.ExplainReport {
+	t.Helper()
+	c, err := loading.Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := questions.FindPendingPod(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := c.Pods[:0]
+	for _, p := range c.Pods {
+		if p != pod {
+			kept = append(kept, p)
+		}
+	}
+	c.Pods = kept
+	w := NewWorld(t, c, 1, scheduler.WithPercentageOfNodesToScore(100))
+	rep, err := questions.Explain(context.Background(), w, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// WriteFile writes content to a file name in a temporary folder and
+// returns its path.
+func WriteFile(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// DecodeTrace parses a trace's JSON lines.
+func DecodeTrace(t testing.TB, text string) []report.TraceLine {
+	t.Helper()
+	var lines []report.TraceLine
+	dec := json.NewDecoder(strings.NewReader(text))
+	for dec.More() {
+		var l report.TraceLine
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("line %d of the trace: %v", len(lines)+1, err)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// Node is a node of 4 cpus, 8Gi of memory and 110 pods.
+func Node(name string) *v1.Node {
+	return st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj()
+}
