@@ -5,6 +5,7 @@ import (
 	"flag"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/report"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	"os"
 	"path/filepath"
@@ -22,14 +23,24 @@ var update = flag.Bool("update", false, "rewrite golden files")
 const example = "../../examples/cluster.yaml"
 
 func TestSimulateExampleMatchesGolden(t *testing.T) {
-	for _, format := range []string{"json", "table"} {
+	// table is the default --show pending; table-all, --show all.
+	for _, format := range []string{"json", "table", "table-all"} {
 		t.Run(format, func(t *testing.T) {
 			c, err := loading.Load([]string{example})
 			if err != nil {
 				t.Fatal(err)
 			}
 			_, rep := simtest.Simulate(t, c, 1)
-			got := simtest.Render(t, rep, format)
+			var got []byte
+			if format == "table-all" {
+				var b bytes.Buffer
+				if err := rep.WriteTable(&b, report.ShowAll); err != nil {
+					t.Fatal(err)
+				}
+				got = b.Bytes()
+			} else {
+				got = simtest.Render(t, rep, format)
+			}
 			golden := filepath.Join("testdata", "example.golden."+format)
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {

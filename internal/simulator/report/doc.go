@@ -2,7 +2,8 @@
 //
 // It owns the documents (Report with its pods, nodes, workloads and
 // summary; TimelineReport with its steps and samples; ExplainReport; the
-// trace's TraceLine) and their renderings: the table, JSON (written
+// trace's TraceLine) and their renderings: the table (summary first, as
+// much of the pods and nodes as Show asks), JSON (written
 // byte-for-byte as json.MarshalIndent would, faster), YAML, the
 // self-contained HTML page, and the percentages they show.
 //

@@ -43,7 +43,66 @@ type htmlMark struct {
 
 type htmlPod struct {
 	PodResult
-	Explain *ExplainReport
+	// Reason is a pending pod's reason number, as in the table.
+	Reason  int
+	Explain *htmlExplain
+}
+
+// htmlExplain is a pending pod's explanation with the nodes that fit or
+// fail alike in one row: a few rows for thousands of nodes.
+type htmlExplain struct {
+	Feasible, Total int
+	Groups          []htmlNodeGroup
+}
+
+type htmlNodeGroup struct {
+	// Names names the nodes: all of up to three, else their count and the
+	// first three.
+	Names    string
+	Feasible bool
+	Plugin   string
+	Reasons  []string
+	count    int
+	names    []string
+}
+
+// groupExplain folds an explanation's nodes by outcome (fits, plugin,
+// reasons): the feasible first, then the most nodes first.
+func groupExplain(e *ExplainReport) *htmlExplain {
+	if e == nil {
+		return nil
+	}
+	h := &htmlExplain{Feasible: e.FeasibleCount, Total: len(e.Nodes)}
+	index := map[string]int{}
+	for _, n := range e.Nodes {
+		k := fmt.Sprintf("%t\x00%s\x00%s", n.Feasible, n.Plugin, strings.Join(n.Reasons, "\x00"))
+		i, ok := index[k]
+		if !ok {
+			i = len(h.Groups)
+			index[k] = i
+			h.Groups = append(h.Groups, htmlNodeGroup{Feasible: n.Feasible, Plugin: n.Plugin, Reasons: n.Reasons})
+		}
+		g := &h.Groups[i]
+		g.count++
+		if len(g.names) < 3 {
+			g.names = append(g.names, n.Name)
+		}
+	}
+	sort.SliceStable(h.Groups, func(i, j int) bool {
+		a, b := h.Groups[i], h.Groups[j]
+		if a.Feasible != b.Feasible {
+			return a.Feasible
+		}
+		return a.count > b.count
+	})
+	for i := range h.Groups {
+		g := &h.Groups[i]
+		g.Names = strings.Join(g.names, ", ")
+		if g.count > len(g.names) {
+			g.Names = fmt.Sprintf("%s: %s, …", plural(g.count, "node"), g.Names)
+		}
+	}
+	return h
 }
 
 type htmlPage struct {
@@ -56,6 +115,8 @@ type htmlPage struct {
 	CurveLabels  []htmlMark
 	Pods         []htmlPod
 	ExplainLimit int
+	// Jobs: a workload has completions to show.
+	Jobs bool
 }
 
 const cell, cellGap, heatLeft, heatWidth = 22, 3, 120, 880
@@ -98,10 +159,11 @@ func (r *Report) htmlPage() *htmlPage {
 		hz := htmlZone{Name: name, Y: y}
 		for i, n := range nodes {
 			cpu := 100 * float64(n.RequestedResources.MilliCPU) / float64(max(1, n.AllocatableResources.MilliCPU))
-			mem := 100 * float64(n.RequestedResources.Memory) / float64(max(1, n.AllocatableResources.Memory))
 			hz.Cells = append(hz.Cells, htmlCell{Name: n.Name, Color: heatColor(cpu),
 				X: heatLeft + (i%perRow)*(cell+cellGap), Y: y + (i/perRow)*(cell+cellGap),
-				Title: fmt.Sprintf("%s (pool %s): cpu %.0f%%, memory %.0f%%, %d pods", n.Name, n.Pool, cpu, mem, n.Pods)})
+				Title: fmt.Sprintf("%s (pool %s): cpu %s, memory %s, %s", n.Name, n.Pool,
+					wholePercent(n.RequestedResources.MilliCPU, n.AllocatableResources.MilliCPU),
+					wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory), plural(n.Pods, "pod"))})
 		}
 		rows := (len(nodes) + perRow - 1) / perRow
 		hz.Height = rows * (cell + cellGap)
@@ -109,26 +171,16 @@ func (r *Report) htmlPage() *htmlPage {
 		p.Zones = append(p.Zones, hz)
 	}
 	p.HeatHeight = max(y, 20)
-	// Pending pods by reason.
-	counts := map[string]int{}
-	var order []string
-	for _, pr := range r.Pods {
-		if pr.Status == StatusUnschedulable || pr.Status == StatusNotCreated {
-			if counts[pr.Message] == 0 {
-				order = append(order, pr.Message)
-			}
-			counts[pr.Message]++
-		}
-	}
-	sort.SliceStable(order, func(i, j int) bool { return counts[order[i]] > counts[order[j]] })
+	// Pending pods by reason, numbered as in the table.
+	reasons, number := r.PendingReasons()
 	most := 1
-	if len(order) > 0 {
-		most = counts[order[0]]
+	if len(reasons) > 0 {
+		most = reasons[0].Pods
 	}
-	for i, m := range order {
-		p.Bars = append(p.Bars, htmlBar{N: i + 1, Pods: counts[m], Message: m, Y: i * 28, Width: max(2, 600*counts[m]/most)})
+	for i, re := range reasons {
+		p.Bars = append(p.Bars, htmlBar{N: i + 1, Pods: re.Pods, Message: re.Message, Y: i * 28, Width: max(2, 600*re.Pods/most)})
 	}
-	p.BarsHeight = max(len(order)*28, 20)
+	p.BarsHeight = max(len(reasons)*28, 20)
 	// Timeline curves: pending pods and CPU requested over time.
 	if t := r.Timeline; t != nil && len(t.Samples) > 0 {
 		maxPending := 1
@@ -137,20 +189,20 @@ func (r *Report) htmlPage() *htmlPage {
 		}
 		n := len(t.Samples)
 		x := func(i int) int { return 60 + i*840/max(1, n-1) }
-		curve := func(name, color string, v func(Sample) float64, top float64, unit string) htmlCurve {
+		curve := func(name, color string, v func(Sample) float64, top float64, format string) htmlCurve {
 			c := htmlCurve{Name: name, Color: color}
 			var pts []string
 			for i, s := range t.Samples {
 				yy := 210 - int(200*v(s)/top)
 				pts = append(pts, fmt.Sprintf("%d,%d", x(i), yy))
-				c.Marks = append(c.Marks, htmlMark{X: x(i), Y: yy, Title: fmt.Sprintf("%s: %s %g%s", s.T, name, v(s), unit)})
+				c.Marks = append(c.Marks, htmlMark{X: x(i), Y: yy, Title: s.T + ": " + name + " " + fmt.Sprintf(format, v(s))})
 			}
 			c.Points = strings.Join(pts, " ")
 			return c
 		}
 		p.Curves = []htmlCurve{
-			curve("pending pods", "#c0392b", func(s Sample) float64 { return float64(s.Pending) }, float64(maxPending), ""),
-			curve("cpu requested", "#2471a3", func(s Sample) float64 { return s.CPU }, 100, "%"),
+			curve("pending pods", "#c0392b", func(s Sample) float64 { return float64(s.Pending) }, float64(maxPending), "%.0f"),
+			curve("cpu requested", "#2471a3", func(s Sample) float64 { return s.CPU }, 100, "%.1f%%"),
 		}
 		for _, st := range t.Steps {
 			for i, s := range t.Samples {
@@ -162,7 +214,14 @@ func (r *Report) htmlPage() *htmlPage {
 		}
 	}
 	for _, pr := range r.Pods {
-		p.Pods = append(p.Pods, htmlPod{PodResult: pr, Explain: r.Explanations[pr.Namespace+"/"+pr.Name]})
+		hp := htmlPod{PodResult: pr, Explain: groupExplain(r.Explanations[pr.Namespace+"/"+pr.Name])}
+		if pendingWithReason(&pr) {
+			hp.Reason = number[pr.Message]
+		}
+		p.Pods = append(p.Pods, hp)
+	}
+	for _, wl := range r.Workloads {
+		p.Jobs = p.Jobs || wl.Completions != ""
 	}
 	return p
 }
@@ -172,5 +231,6 @@ func (r *Report) writeHTML(out io.Writer) error {
 }
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"add": func(a, b int) int { return a + b },
+	"add":    func(a, b int) int { return a + b },
+	"plural": plural,
 }).Parse(htmlSource))

@@ -26,7 +26,7 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 {{if .R.Summary.Finished}}<span>{{.R.Summary.Finished}} finished</span>{{end}}
 {{if .R.Summary.Deleted}}<span>{{.R.Summary.Deleted}} deleted</span>{{end}}
 <span>{{.R.Summary.Running}} already running</span>
-<span>{{.R.Summary.Nodes}} nodes</span>
+<span>{{plural .R.Summary.Nodes "node"}}</span>
 </p>
 
 <h2>Nodes: CPU requested, by zone and pool</h2>
@@ -37,10 +37,10 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 
 <h2>Pending pods by reason</h2>
 {{if .Bars}}<svg id="reasons" width="1000" height="{{.BarsHeight}}" role="img" aria-label="pending pods by reason">
-{{range .Bars}}<rect class="reason-bar" x="0" y="{{.Y}}" width="{{.Width}}" height="22" fill="#c0392b"><title>{{.Pods}} pods: {{.Message}}</title></rect>
-<text x="{{add .Width 6}}" y="{{add .Y 16}}">reason {{.N}}: {{.Pods}} pods</text>
+{{range .Bars}}<rect class="reason-bar" x="0" y="{{.Y}}" width="{{.Width}}" height="22" fill="#c0392b"><title>{{plural .Pods "pod"}}: {{.Message}}</title></rect>
+<text x="{{add .Width 6}}" y="{{add .Y 16}}">reason {{.N}}: {{plural .Pods "pod"}}</text>
 {{end}}</svg>
-<ol>{{range .Bars}}<li>{{.Message}} ({{.Pods}} pods)</li>{{end}}</ol>
+<ol>{{range .Bars}}<li>{{.Message}} ({{plural .Pods "pod"}})</li>{{end}}</ol>
 {{else}}<p>No pod is pending.</p>{{end}}
 
 {{with .R.Timeline}}<h2>Timeline: {{.Scenario}}</h2>
@@ -58,17 +58,17 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 {{end}}
 
 {{if .R.Workloads}}<h2>Workloads</h2>
-<table id="workloads"><tr><th>workload</th><th>pods</th><th>scheduled</th><th>pending</th><th>why pending</th></tr>
-{{range .R.Workloads}}<tr><td>{{.Kind}} {{.Namespace}}/{{.Name}}</td><td>{{.Pods}}</td><td>{{.Scheduled}}</td><td>{{.Pending}}</td><td>{{range .Reasons}}{{.Pods}}: {{.Message}}<br>{{end}}</td></tr>
+<table id="workloads"><tr><th>workload</th><th>pods</th><th>scheduled</th><th>pending</th>{{if $.Jobs}}<th>completions</th>{{end}}<th>why pending</th></tr>
+{{range .R.Workloads}}<tr><td>{{.Kind}} {{.Namespace}}/{{.Name}}</td><td>{{.Pods}}</td><td>{{.Scheduled}}</td><td>{{.Pending}}</td>{{if $.Jobs}}<td>{{or .Completions "-"}}</td>{{end}}<td>{{range .Reasons}}{{.Pods}}: {{.Message}}<br>{{end}}</td></tr>
 {{end}}</table>{{end}}
 
 <h2>Pods</h2>
 <p><input id="search" type="search" placeholder="filter pods by name, node, status or message"> <span id="shown"></span></p>
 <table id="pods"><thead><tr><th>pod</th><th>node</th><th>status</th><th>message</th></tr></thead><tbody>
-{{range .Pods}}<tr class="pod-row"><td>{{.Namespace}}/{{.Name}}</td><td>{{.Node}}</td><td class="{{.Status}}">{{.Status}}</td><td>{{.Message}}{{with .Explain}}
-<details><summary>explain: {{.FeasibleCount}}/{{len .Nodes}} nodes feasible</summary>
-<table><tr><th>node</th><th>fits</th><th>rejected by</th><th>reasons</th></tr>
-{{range .Nodes}}<tr><td>{{.Name}}</td><td>{{if .Feasible}}yes{{else}}no{{end}}</td><td>{{.Plugin}}</td><td>{{range .Reasons}}{{.}} {{end}}</td></tr>
+{{range .Pods}}<tr class="pod-row"><td>{{.Namespace}}/{{.Name}}</td><td>{{.Node}}</td><td class="{{.Status}}">{{.Status}}</td><td>{{if .Reason}}reason {{.Reason}}: {{end}}{{.Message}}{{with .Explain}}
+<details><summary>explain: {{.Feasible}}/{{plural .Total "node"}} feasible</summary>
+<table><tr><th>nodes</th><th>fits</th><th>rejected by</th><th>reasons</th></tr>
+{{range .Groups}}<tr><td>{{.Names}}</td><td>{{if .Feasible}}yes{{else}}no{{end}}</td><td>{{.Plugin}}</td><td>{{range .Reasons}}{{.}} {{end}}</td></tr>
 {{end}}</table></details>{{end}}</td></tr>
 {{end}}</tbody></table>
 <p>Explanations are given for the first {{.ExplainLimit}} pending pods, against the cluster at the end of the simulation.</p>
@@ -83,7 +83,7 @@ details { margin: 2px 0; } details table { font-size: 12px; }
       r.style.display = hit ? "" : "none";
       if (hit) n++;
     });
-    shown.textContent = n + " of " + rows.length + " pods";
+    shown.textContent = n + " of " + rows.length + (rows.length === 1 ? " pod" : " pods");
   }
   input.addEventListener("input", filter);
   filter();
