@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -142,6 +143,9 @@ func (w *World) workloadResults(r *report.Report) []report.WorkloadResult {
 	reasons := make([]map[string]int, len(w.Cluster.Workloads))
 	for i, wl := range w.Cluster.Workloads {
 		out[i] = report.WorkloadResult{Kind: wl.Kind, Namespace: wl.Namespace, Name: wl.Name}
+		if job, ok := w.Cluster.WorkloadObject(i).(*batchv1.Job); ok {
+			out[i].Completions = jobCompletions(job)
+		}
 		reasons[i] = map[string]int{}
 	}
 	reported := map[string]bool{}
@@ -184,6 +188,19 @@ func (w *World) workloadResults(r *report.Report) []report.WorkloadResult {
 		})
 	}
 	return out
+}
+
+// jobCompletions is a Job's COMPLETIONS as kubectl get jobs prints it
+// (pkg/printers/internalversion's printJob): succeeded of
+// spec.completions, else of 1 ("of N" with a parallelism N above 1).
+func jobCompletions(job *batchv1.Job) string {
+	if job.Spec.Completions != nil {
+		return fmt.Sprintf("%d/%d", job.Status.Succeeded, *job.Spec.Completions)
+	}
+	if p := job.Spec.Parallelism; p != nil && *p > 1 {
+		return fmt.Sprintf("%d/1 of %d", job.Status.Succeeded, *p)
+	}
+	return fmt.Sprintf("%d/1", job.Status.Succeeded)
 }
 
 type quantitiesKey struct {

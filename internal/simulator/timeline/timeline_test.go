@@ -122,6 +122,9 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 				if r.Summary.Finished != 3 {
 					t.Errorf("summary = %+v, want 3 finished", r.Summary)
 				}
+				if got := r.Workloads[0]; got.Completions != "3/3" || got.Pods != 0 {
+					t.Errorf("Job = %+v, want no pod left and completions 3/3, as kubectl get jobs shows them", got)
+				}
 			},
 		},
 		{
@@ -157,6 +160,16 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 				}
 				if got := r.Timeline.Steps[0].Created; got != 1 {
 					t.Errorf("step created %d pods, want the new node's daemon pod", got)
+				}
+			},
+		},
+		{
+			name:  "a step that creates a bare Pod counts it as created",
+			objs:  []runtime.Object{simtest.Node("a")},
+			steps: []cluster.Step{{At: time.Minute, Name: "create", Create: []runtime.Object{st.MakePod().Name("p").Req(cpu("1")).Obj(), st.MakePod().Name("q").Req(cpu("1")).Obj()}}},
+			check: func(t *testing.T, w *simulator.World, r *report.Report, _ []report.TraceLine) {
+				if got := r.Timeline.Steps[0]; got.Created != 2 || got.Scheduled != 2 {
+					t.Errorf("step = %+v, want 2 created and 2 scheduled", got)
 				}
 			},
 		},
