@@ -21,18 +21,25 @@ import (
 )
 
 // Apply carries out one step on the world, then has the controllers
-// react, and counts in res the pods it created and deleted.
+// react, and counts in res the pods it created and deleted: the step's
+// own Pods and those the controllers created.
 func Apply(w *simulator.World, st *cluster.Step, res *report.StepResult) error {
-	created, deleted, err := w.Change(func() error { return apply(w, st) })
+	bare := 0
+	created, deleted, err := w.Change(func() error {
+		var err error
+		bare, err = apply(w, st)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	res.Created, res.Deleted = created, deleted
+	res.Created, res.Deleted = created+bare, deleted
 	return nil
 }
 
-// apply makes the step's changes.
-func apply(w *simulator.World, st *cluster.Step) error {
+// apply makes the step's changes. It returns the Pods the step itself
+// created (World.Change counts those the controllers create).
+func apply(w *simulator.World, st *cluster.Step) (pods int, err error) {
 	c := w.Cluster
 	why := simulator.Gone{Status: report.StatusDeleted, Message: "deleted by step " + st.Name}
 	source := "step " + st.Name
@@ -41,32 +48,35 @@ func apply(w *simulator.World, st *cluster.Step) error {
 	}
 	for _, obj := range st.Create {
 		if err := create(w, obj, source); err != nil {
-			return err
+			return pods, err
+		}
+		if _, ok := obj.(*v1.Pod); ok {
+			pods++
 		}
 	}
 	for _, r := range st.Delete {
 		if err := deleteRef(w, r, why); err != nil {
-			return err
+			return pods, err
 		}
 	}
 	for _, r := range st.Scale {
 		if err := scale(w, r, why); err != nil {
-			return err
+			return pods, err
 		}
 	}
 	for _, n := range st.Cordon {
 		if err := updateNode(w, n, "cordon", func(n *v1.Node) { n.Spec.Unschedulable = true }); err != nil {
-			return err
+			return pods, err
 		}
 	}
 	for _, n := range st.Uncordon {
 		if err := updateNode(w, n, "uncordon", func(n *v1.Node) { n.Spec.Unschedulable = false }); err != nil {
-			return err
+			return pods, err
 		}
 	}
 	for _, name := range st.Drain {
 		if err := updateNode(w, name, "drain", func(n *v1.Node) { n.Spec.Unschedulable = true }); err != nil {
-			return err
+			return pods, err
 		}
 		for _, p := range w.Store.Pods() {
 			if p.Spec.NodeName == name && !ownedBy(p, "DaemonSet") {
@@ -76,7 +86,7 @@ func apply(w *simulator.World, st *cluster.Step) error {
 	}
 	for _, name := range st.DeleteNodes {
 		if err := deleteNode(w, name, st.Name); err != nil {
-			return err
+			return pods, err
 		}
 	}
 	for _, t := range st.Taint {
@@ -85,7 +95,7 @@ func apply(w *simulator.World, st *cluster.Step) error {
 			n.Spec.Taints = slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(x v1.Taint) bool { return x.MatchTaint(&taint) })
 			n.Spec.Taints = append(n.Spec.Taints, taint)
 		}); err != nil {
-			return err
+			return pods, err
 		}
 	}
 	for _, t := range st.Untaint {
@@ -93,10 +103,10 @@ func apply(w *simulator.World, st *cluster.Step) error {
 		if err := updateNode(w, t.Node, "untaint", func(n *v1.Node) {
 			n.Spec.Taints = slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(x v1.Taint) bool { return x.MatchTaint(&taint) })
 		}); err != nil {
-			return err
+			return pods, err
 		}
 	}
-	return nil
+	return pods, nil
 }
 
 func ownedBy(p *v1.Pod, kind string) bool {
