@@ -73,6 +73,10 @@ spec.nodeName.`,
 			if err != nil {
 				return err
 			}
+			pending := 0
+			if opts.LivePod == "" {
+				pending = questions.OtherPending(cluster, pod)
+			}
 			// The explained pod is evaluated, never queued or counted.
 			kept := cluster.Pods[:0]
 			for _, p := range cluster.Pods {
@@ -90,6 +94,7 @@ spec.nodeName.`,
 			if err != nil {
 				return fmt.Errorf("explaining pod %s/%s: %w", pod.Namespace, pod.Name, err)
 			}
+			questions.NoteOtherPending(rep, pending)
 			return rep.Write(s.out, opts.Output)
 		},
 	}

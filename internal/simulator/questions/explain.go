@@ -80,6 +80,43 @@ func Explain(ctx context.Context, w *simulator.World, pod *v1.Pod) (*report.Expl
 	return r, err
 }
 
+// OtherPending counts the cluster's pods other than pod that have no
+// node: the pending pods of the files, a workload's and those a
+// StatefulSet creates in turn included.
+func OtherPending(c *cluster.Cluster, pod *v1.Pod) int {
+	key, n := cluster.PodKey(pod), 0
+	for _, p := range c.Pods {
+		if p.Spec.NodeName == "" && cluster.PodKey(p) != key {
+			n++
+		}
+	}
+	for _, o := range c.Ordered {
+		for _, p := range o.Waiting {
+			if cluster.PodKey(p) != key {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// NoteOtherPending says in r that the pod was judged against the
+// running pods only while n other pods of the cluster files were pending:
+// explain places none of them first (a simulation would, in its own
+// order, and could fill the room the pod is shown to fit in).
+func NoteOtherPending(r *report.ExplainReport, n int) {
+	if n == 0 {
+		return
+	}
+	r.PendingNotPlaced = n
+	others := fmt.Sprintf("the %d other pending pods of the cluster files are", n)
+	if n == 1 {
+		others = "the other pending pod of the cluster files is"
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("Judged against the running pods only: %s not placed first. "+
+		"kubesched simulate -f ... --explain %s explains the pod as its last attempt in the simulation saw the cluster.", others, r.Pod))
+}
+
 // ExplainNew evaluates pod as a pod just created: the claims it makes from
 // templates are generated first, as the resourceclaim controller would
 // (on a copy: the pod is only evaluated).

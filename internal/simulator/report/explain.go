@@ -37,8 +37,12 @@ type ExplainReport struct {
 	// LastAttempt is the simulated attempt whose state this explains
 	// (simulate --explain).
 	LastAttempt *LastAttempt `json:"lastAttempt,omitempty"`
-	// Notes say where the answer depends on what a controller has not
-	// done yet.
+	// PendingNotPlaced counts the other pods of the cluster files left
+	// pending (explain -f): the pod is judged against the running pods
+	// only, none of these placed before it. A note says so.
+	PendingNotPlaced int `json:"pendingNotPlaced,omitempty"`
+	// Notes say where the answer depends on what a controller or the
+	// scheduler has not done yet.
 	Notes []string `json:"notes,omitempty"`
 }
 
@@ -74,7 +78,7 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 		}
 		fmt.Fprintln(out, "):")
 	}
-	fmt.Fprintf(out, "Pod %s: %d/%d nodes feasible", r.Pod, r.FeasibleCount, len(r.Nodes))
+	fmt.Fprintf(out, "Pod %s: %d/%s feasible", r.Pod, r.FeasibleCount, plural(len(r.Nodes), "node"))
 	if len(r.BestNodes) > 0 {
 		fmt.Fprintf(out, "; best: %s", strings.Join(r.BestNodes, ", "))
 	}
