@@ -26,14 +26,15 @@ import (
 	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/report"
 	"github.com/kubesched/kubesched/internal/simulator/timeline"
 )
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
-	var cpuProfile, compare, trace, explain string
+	var cpuProfile, compare, trace, explain, show string
 	cmd := &cobra.Command{
-		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [--explain NS/NAME] [-o table|json|yaml|html]",
+		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [--explain NS/NAME] [-o table|json|yaml|html] [--show summary|pending|all]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
 		Long: `simulate reads Nodes, Pods, PriorityClasses and Namespaces from manifests, treats
 pods with spec.nodeName as running there, and schedules the pending pods whose
@@ -54,6 +55,13 @@ The same input and seed give the same output, byte for byte.`,
 			defer stop()
 			if explain != "" && (strings.Count(explain, "/") != 1 || opts.Output == "yaml" || opts.Output == "html") {
 				return fmt.Errorf("--explain: want NAMESPACE/NAME, with -o table or json")
+			}
+			shown, err := report.ParseShow(show)
+			if err != nil {
+				return fmt.Errorf("--show: %w", err)
+			}
+			if cmd.Flags().Changed("show") && (opts.Output != "table" || explain != "" || compare != "") {
+				return fmt.Errorf("--show chooses what simulate's table lists: not with -o %s, --explain or --compare", opts.Output)
 			}
 			if compare != "" {
 				if explain != "" {
@@ -127,7 +135,11 @@ The same input and seed give the same output, byte for byte.`,
 					return err
 				}
 			}
-			err = rep.Write(s.out, opts.Output)
+			if opts.Output == "table" {
+				err = rep.WriteTable(s.out, shown)
+			} else {
+				err = rep.Write(s.out, opts.Output)
+			}
 			klog.V(1).InfoS("Simulation phases", "load", loaded.Sub(start), "world", built.Sub(loaded), "run", ran.Sub(built), "report", time.Since(ran))
 			return err
 		},
@@ -138,6 +150,7 @@ The same input and seed give the same output, byte for byte.`,
 	fss.FlagSet("input and output").StringVar(&compare, "compare", "", "A second KubeSchedulerConfiguration: simulate the cluster under --config (A) and this one (B), and print the difference (pods placed and pending, per-zone use, pods placed differently).")
 	fss.FlagSet("input and output").StringVar(&trace, "trace", "", "Write one JSON line per scheduling attempt to this file, in the order the scheduler made them: virtual time, pod, attempt number, result (Scheduled, Unschedulable, Preempted, Error), node, message and preemption victims.")
 	fss.FlagSet("input and output").StringVar(&explain, "explain", "", "NAMESPACE/NAME: instead of the report, explain that pod node by node as its last scheduling attempt in the simulation saw the cluster (the nodes and the pods bound at that moment).")
+	fss.FlagSet("input and output").StringVar(&show, "show", string(report.ShowPending), "What the table lists (-o table): summary (the counts, the pending pods' reasons, the workloads, the timeline), pending (and the pods not running, by reason) or all (and every pod and node). JSON, YAML and HTML always hold everything.")
 	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
 	addFlagSets(cmd, fss)
 	return cmd
