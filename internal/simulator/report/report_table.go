@@ -133,7 +133,7 @@ func (r *Report) WriteTable(out io.Writer, show Show) error {
 			what = plural(left, "pod") + " and " + what
 		}
 		fmt.Fprintf(&buf, "\nNot listed: %s (--show all lists every pod and node", what)
-		if show == ShowSummary && listed < len(r.Pods) && r.Summary.Unschedulable+r.Summary.NotCreated+r.Summary.Preempted > 0 {
+		if show == ShowSummary && r.Summary.Unschedulable+r.Summary.NotCreated+r.Summary.Preempted > 0 {
 			buf.WriteString(", --show pending the pods not running")
 		}
 		buf.WriteString(").\n")
