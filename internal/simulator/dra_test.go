@@ -93,8 +93,8 @@ func contains(list []string, s string) bool {
 // second waits; when the first finishes, its claim is deallocated (as the
 // resourceclaim controller does) and the second gets the same GPU.
 func TestAFinishedPodFreesItsDevice(t *testing.T) {
-	first := st.MakePod().Name("first").Annotation(cluster.DurationAnnotation, "10m").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
-	second := st.MakePod().Name("second").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
+	first := st.MakePod().Name("first").Image("x").Annotation(cluster.DurationAnnotation, "10m").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
+	second := st.MakePod().Name("second").Image("x").ClaimFromTemplate("gpu", "one-gpu", "").Obj()
 	objs := []runtime.Object{
 		st.MakeNode().Name("a").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj(),
 		st.DeviceClass("gpu", "gpu.example.com"),
@@ -230,7 +230,7 @@ func TestADeviceWithBindingConditionsIsAttachedInSimulation(t *testing.T) {
 	objs := []runtime.Object{
 		st.MakeNode().Name("a").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj(),
 		st.DeviceClass("gpu", "gpu.example.com"), slice, st.ClaimTemplate("one-gpu", "gpu", 1),
-		st.MakePod().Name("job").ClaimFromTemplate("gpu", "one-gpu", "").Obj(),
+		st.MakePod().Name("job").Image("x").ClaimFromTemplate("gpu", "one-gpu", "").Obj(),
 	}
 	w, r := simtest.Simulate(t, simtest.LoadObjects(t, objs), 1)
 	if p, _ := podResult(r, "default", "job"); p.Status != report.StatusScheduled {

@@ -146,7 +146,7 @@ func NewWorld(ctx context.Context, c *cluster.Cluster, cfg *configv1.KubeSchedul
 	}
 	for _, p := range c.Pods {
 		if _, err := PodDuration(p); err != nil {
-			return nil, fmt.Errorf("%s: Pod %s: %w", c.Sources[cluster.PodKey(p)], cluster.PodKey(p), err)
+			return nil, loading.SourceError(c.Sources[cluster.PodKey(p)], "Pod "+cluster.PodKey(p), err)
 		}
 	}
 	for _, p := range c.Pods {
@@ -182,7 +182,7 @@ func (w *World) Watch(tl Timeline) { w.timeline = tl }
 
 func (w *World) addPod(p *v1.Pod) error {
 	if err := w.Store.AddPod(p); err != nil {
-		return fmt.Errorf("%s: Pod %s: %w", w.Cluster.Sources[cluster.PodKey(p)], cluster.PodKey(p), err)
+		return loading.SourceError(w.Cluster.Sources[cluster.PodKey(p)], "Pod "+cluster.PodKey(p), err)
 	}
 	return nil
 }

@@ -222,7 +222,12 @@ func startProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
+// reportSkipped tells on stderr what the load took as it is but the user
+// may not have meant: the kinds it skipped, and its warnings.
 func reportSkipped(s streams, c *simcluster.Cluster) {
+	for _, w := range c.Warnings {
+		fmt.Fprintf(s.errOut, "warning: %s\n", w)
+	}
 	if len(c.Skipped) == 0 {
 		return
 	}

@@ -27,8 +27,14 @@ type Cluster struct {
 	Others []interface{}
 	// Skipped counts objects of kinds the simulator does not use, by kind.
 	Skipped map[string]int
-	// Sources says where each pod came from (namespace/name -> file#doc,
-	// and the workload for the pods of workloads).
+	// Warnings are about input taken as it is that the user probably did
+	// not mean (a Node without capacity, a pod bound to a node that does
+	// not exist), one line each, naming the file, the document and the
+	// object; the commands print them with the skipped kinds.
+	Warnings []string
+	// Sources says where each pod came from (namespace/name -> "file:
+	// document N", then ", <workload>" for the pods of workloads), the
+	// start of an error about it.
 	Sources map[string]string
 
 	// Deployments, DaemonSets and Jobs are workloads read only to create
@@ -59,7 +65,7 @@ func New() *Cluster {
 }
 
 // Add files a decoded object under its kind; source is where it was read
-// (file#document).
+// ("file: document N").
 func (c *Cluster) Add(source string, obj runtime.Object) {
 	switch o := obj.(type) {
 	case *v1.Node:

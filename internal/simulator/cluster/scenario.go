@@ -40,7 +40,7 @@ const (
 // Scenario is a timeline read from a Scenario manifest.
 type Scenario struct {
 	Name   string
-	Source string // file#document
+	Source string // "file: document N"
 	Steps  []Step
 }
 

@@ -223,7 +223,7 @@ func (e *controllers) add(p *v1.Pod, wl int, source string) {
 	mergeAffinityLabelKeys(p)
 	e.own(p)
 	e.c.Pods = append(e.c.Pods, p)
-	e.c.Sources[k] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
+	e.c.Sources[k] = source + ", " + e.c.Workloads[wl].String()
 	e.c.WorkloadOf[k] = wl
 }
 
@@ -319,7 +319,7 @@ func (e *controllers) statefulSet(s *appsv1.StatefulSet, source string) {
 			prev, prevRunning = PodKey(p), false
 			continue
 		}
-		e.c.Sources[PodKey(p)] = fmt.Sprintf("%s (%s)", source, e.c.Workloads[wl])
+		e.c.Sources[PodKey(p)] = source + ", " + e.c.Workloads[wl].String()
 		e.c.WorkloadOf[PodKey(p)] = wl
 		mergeAffinityLabelKeys(p)
 		e.own(p)

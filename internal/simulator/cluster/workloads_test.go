@@ -89,8 +89,8 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 		{
 			name: "pods a ReplicaSet already controls count toward its replicas",
 			objects: []runtime.Object{node("n1"), st.MakeReplicaSet("api", 3, web),
-				st.MakePod().Name("api-running").Label("app", "web").Node("n1").Owned("apps/v1", "ReplicaSet", "api").Obj(),
-				st.MakePod().Name("api-done").Label("app", "web").Node("n1").Phase(v1.PodSucceeded).Owned("apps/v1", "ReplicaSet", "api").Obj()},
+				st.MakePod().Image("x").Name("api-running").Label("app", "web").Node("n1").Owned("apps/v1", "ReplicaSet", "api").Obj(),
+				st.MakePod().Image("x").Name("api-done").Label("app", "web").Node("n1").Phase(v1.PodSucceeded).Owned("apps/v1", "ReplicaSet", "api").Obj()},
 			check: func(t *testing.T, c *cluster.Cluster) {
 				var created int
 				for _, p := range podsOf(c, "ReplicaSet default/api") {
@@ -118,7 +118,7 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 		},
 		{
 			name: "an OrderedReady StatefulSet creates its first pod now and the others after it, each with its identity and claims",
-			objects: []runtime.Object{node("n1"), st.MakeStatefulSet("db", 3, st.MakePod().Label("app", "db")).
+			objects: []runtime.Object{node("n1"), st.MakeStatefulSet("db", 3, st.MakePod().Image("x").Label("app", "db")).
 				ClaimTemplate("data", "1Gi", "fast").Obj()},
 			check: func(t *testing.T, c *cluster.Cluster) {
 				pods := podsOf(c, "StatefulSet default/db")
@@ -149,7 +149,7 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 		},
 		{
 			name:    "a Parallel StatefulSet creates all its pods at once, from its start ordinal",
-			objects: []runtime.Object{node("n1"), st.MakeStatefulSet("cache", 2, st.MakePod().Label("app", "cache")).Parallel().StartOrdinal(5).Obj()},
+			objects: []runtime.Object{node("n1"), st.MakeStatefulSet("cache", 2, st.MakePod().Image("x").Label("app", "cache")).Parallel().StartOrdinal(5).Obj()},
 			check: func(t *testing.T, c *cluster.Cluster) {
 				var names []string
 				for _, p := range podsOf(c, "StatefulSet default/cache") {
@@ -162,7 +162,7 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 		},
 		{
 			name:    "an Indexed Job runs parallelism pods with the lowest indexes, named and labelled by index",
-			objects: []runtime.Object{node("n1"), st.MakeJob("train", 2, &five, st.MakePod()).Indexed().Obj()},
+			objects: []runtime.Object{node("n1"), st.MakeJob("train", 2, &five, st.MakePod().Image("x")).Indexed().Obj()},
 			check: func(t *testing.T, c *cluster.Cluster) {
 				pods := podsOf(c, "Job default/train")
 				if len(pods) != 2 {
@@ -185,8 +185,8 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 		},
 		{
 			name: "a Job runs no more pods than completions left, and a suspended Job none",
-			objects: []runtime.Object{node("n1"), st.MakeJob("few", 5, &two, st.MakePod()).Obj(),
-				st.MakeJob("paused", 3, nil, st.MakePod()).Suspended().Obj()},
+			objects: []runtime.Object{node("n1"), st.MakeJob("few", 5, &two, st.MakePod().Image("x")).Obj(),
+				st.MakeJob("paused", 3, nil, st.MakePod().Image("x")).Suspended().Obj()},
 			check: func(t *testing.T, c *cluster.Cluster) {
 				if n := len(podsOf(c, "Job default/few")); n != 2 {
 					t.Errorf("few: %d pods, want 2", n)
@@ -203,7 +203,7 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 				st.MakeNode().Name("pressured").Taint(v1.TaintNodeMemoryPressure, "", v1.TaintEffectNoSchedule).Obj(),
 				st.MakeNode().Name("other-pool").Label("pool", "gpu").Obj(),
 				st.MakeDeployment("web", 1, web),
-				st.MakeDaemonSet("agent", st.MakePod().Label("app", "agent").RequiredNodeAffinityIn("pool", "gpu").Toleration("x", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule))},
+				st.MakeDaemonSet("agent", st.MakePod().Image("x").Label("app", "agent").RequiredNodeAffinityIn("pool", "gpu").Toleration("x", v1.TolerationOpExists, "", v1.TaintEffectNoSchedule))},
 			check: func(t *testing.T, c *cluster.Cluster) {
 				if len(c.Workloads) == 0 || c.Workloads[0].Kind != "DaemonSet" || !strings.HasPrefix(c.Pods[0].Name, "agent-") {
 					t.Errorf("workloads %v, first pod %s: want the DaemonSet's first", c.Workloads, c.Pods[0].Name)
@@ -237,7 +237,7 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 		},
 		{
 			name:    "a DaemonSet without selectors runs on cordoned and pressured nodes but not on a node whose taint it does not tolerate",
-			objects: []runtime.Object{node("plain"), st.MakeNode().Name("cordoned").Unschedulable().Obj(), st.MakeNode().Name("tainted").Taint("dedicated", "db", v1.TaintEffectNoSchedule).Obj(), st.MakeNode().Name("pressured").Taint(v1.TaintNodeMemoryPressure, "", v1.TaintEffectNoSchedule).Obj(), st.MakeDaemonSet("agent", st.MakePod().Label("app", "agent"))},
+			objects: []runtime.Object{node("plain"), st.MakeNode().Name("cordoned").Unschedulable().Obj(), st.MakeNode().Name("tainted").Taint("dedicated", "db", v1.TaintEffectNoSchedule).Obj(), st.MakeNode().Name("pressured").Taint(v1.TaintNodeMemoryPressure, "", v1.TaintEffectNoSchedule).Obj(), st.MakeDaemonSet("agent", st.MakePod().Image("x").Label("app", "agent"))},
 			check: func(t *testing.T, c *cluster.Cluster) {
 				var nodes []string
 				for _, p := range podsOf(c, "DaemonSet default/agent") {
@@ -255,8 +255,8 @@ func TestWorkloadsCreateThePodsTheirControllersWould(t *testing.T) {
 				term.MatchLabelKeys = []string{appsv1.DefaultDeploymentUniqueLabelKey, "absent"}
 				term.MismatchLabelKeys = []string{"app"}
 				return []runtime.Object{node("n1"),
-					st.MakeDeployment("web", 1, st.MakePod().Label("app", "web").PreferredPodAntiAffinity(10, term)),
-					st.MakePod().Name("bare").Label("app", "web").Label(appsv1.DefaultDeploymentUniqueLabelKey, "h").PodAntiAffinity(term).Obj()}
+					st.MakeDeployment("web", 1, st.MakePod().Image("x").Label("app", "web").PreferredPodAntiAffinity(10, term)),
+					st.MakePod().Image("x").Name("bare").Label("app", "web").Label(appsv1.DefaultDeploymentUniqueLabelKey, "h").PodAntiAffinity(term).Obj()}
 			}(),
 			check: func(t *testing.T, c *cluster.Cluster) {
 				pods := podsOf(c, "Deployment default/web")

@@ -55,7 +55,7 @@ func DefaultPods(c *cluster.Cluster, all []*v1.Pod) error {
 		}
 		k := cluster.PodKey(p)
 		if seen[k] {
-			return fmt.Errorf("%s: Pod %s: duplicate pod name", c.Sources[k], k)
+			return SourceError(c.Sources[k], "Pod "+k, fmt.Errorf("metadata.name: Duplicate value: %q: a pod of this namespace and name is already in the input (the API server answers: already exists)", p.Name))
 		}
 		seen[k] = true
 		if p.UID == "" {
@@ -71,7 +71,7 @@ func DefaultPods(c *cluster.Cluster, all []*v1.Pod) error {
 			case name != "":
 				v, ok := classes[name]
 				if !ok && !isSystemClass(name) {
-					return fmt.Errorf("%s: Pod %s: spec.priorityClassName: Not found: no PriorityClass with name %s was found", c.Sources[k], k, name)
+					return SourceError(c.Sources[k], "Pod "+k, fmt.Errorf("spec.priorityClassName: Not found: no PriorityClass with name %s was found", name))
 				}
 				if !ok {
 					v = systemClassValue(name)

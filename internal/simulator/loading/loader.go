@@ -27,7 +27,12 @@ import (
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 )
 
-// LoadError names the file, the document and the field of bad input.
+// LoadError names the file, the document and the field of bad input:
+//
+//	FILE: document N[, item M] (KIND NAMESPACE/NAME): FIELD: MESSAGE
+//
+// the one format of the errors about loaded objects (SourceError is the
+// same for an object known by its source).
 type LoadError struct {
 	File     string
 	Document int    // 1-based index of the YAML document
@@ -39,7 +44,7 @@ type LoadError struct {
 
 func (e *LoadError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: document %d", e.File, e.Document)
+	b.WriteString(location(e.File, e.Document))
 	if e.Item > 0 {
 		fmt.Fprintf(&b, ", item %d", e.Item)
 	}
@@ -52,6 +57,22 @@ func (e *LoadError) Error() string {
 	}
 	b.WriteString(e.Msg)
 	return b.String()
+}
+
+// location is where an object was read: "file: document N", the start
+// of errors and the objects' sources.
+func location(file string, doc int) string {
+	return fmt.Sprintf("%s: document %d", file, doc)
+}
+
+// SourceError is an error about an object read at source (a
+// cluster.Cluster.Sources value, or a Workload's or Scenario's Source),
+// in LoadError's format: err's message is "field: message".
+func SourceError(source, object string, err error) error {
+	if source == "" {
+		return fmt.Errorf("%s: %w", object, err)
+	}
+	return fmt.Errorf("%s (%s): %w", source, object, err)
 }
 
 // Load reads files and folders of .yaml, .yml and .json manifests; "-"
@@ -70,7 +91,7 @@ func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
 	// command's starting heap has it off), and the memory it leaves is
 	// reused by the simulation.
 	defer gcpace.Loading()()
-	l := &loader{c: cluster.New()}
+	l := &loader{c: cluster.New(), read: map[string]int{}}
 	readStdin := false
 	for _, p := range paths {
 		if p == "-" {
@@ -93,6 +114,10 @@ func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
 			}
 		}
 	}
+	if err := l.nothingToSimulate(); err != nil {
+		return nil, err
+	}
+	l.dropOrphans()
 	l.c.RunControllers()
 	if err := applyDefaults(l.c); err != nil {
 		return nil, err
@@ -105,6 +130,85 @@ type loader struct {
 	c *cluster.Cluster
 	// intern shares equal resource lists between the loaded objects.
 	intern *interner
+	// files are the files read, in order; read counts the objects of the
+	// kinds the simulator reads, by kind (a Scenario included).
+	files []string
+	read  map[string]int
+}
+
+// explainAnnotation is questions.PendingAnnotation (questions imports
+// this package): it marks the pod to explain, which is never bound.
+const explainAnnotation = "kubesched.io/pending"
+
+// nothingToSimulate refuses input with no Node, no Pod, no workload and
+// no Scenario, saying what it held: no document at all (empty files,
+// comments), or only objects the simulator does not simulate.
+func (l *loader) nothingToSimulate() error {
+	c := l.c
+	workloads := len(c.Deployments) + len(c.ReplicaSets) + len(c.StatefulSets) + len(c.RCs) + len(c.DaemonSets) + len(c.Jobs)
+	if len(c.Nodes) > 0 || len(c.Pods) > 0 || workloads > 0 || c.Scenario != nil {
+		return nil
+	}
+	from := strings.Join(l.files, ", ")
+	if len(l.read) == 0 && len(c.Skipped) == 0 {
+		return fmt.Errorf("nothing was read from %s: no documents (empty, or only comments)", from)
+	}
+	var held []string
+	if len(l.read) > 0 {
+		held = append(held, describeCounts(l.read))
+	}
+	if len(c.Skipped) > 0 {
+		held = append(held, describeCounts(c.Skipped)+" of kinds the simulator does not read")
+	}
+	verb := "holds"
+	if len(l.files) > 1 {
+		verb = "hold"
+	}
+	return fmt.Errorf("nothing to simulate: %s %s no Node, Pod, workload or Scenario, only %s", from, verb, strings.Join(held, "; "))
+}
+
+// describeCounts is "2 ConfigMap, 1 Secret", kinds sorted.
+func describeCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// dropOrphans leaves out, with a warning, the pods bound to a node the
+// input does not hold. The API server takes such a pod, but no kubelet
+// runs it, and the pod garbage collector (pkg/controller/podgc's
+// gcOrphaned) marks it Failed and deletes it once the node is still
+// missing after its 40 s quarantine: the simulation starts from that
+// cluster, where the pod is gone and its controller, if any, replaces it.
+//
+// The pod explain is to explain (annotated kubesched.io/pending: "true")
+// stays: it is not bound, its nodeName is a constraint to explain.
+func (l *loader) dropOrphans() {
+	nodes := make(map[string]bool, len(l.c.Nodes))
+	for _, n := range l.c.Nodes {
+		nodes[n.Name] = true
+	}
+	kept := l.c.Pods[:0]
+	for _, p := range l.c.Pods {
+		if p.Spec.NodeName == "" || nodes[p.Spec.NodeName] || p.Annotations[explainAnnotation] == "true" {
+			kept = append(kept, p)
+			continue
+		}
+		k := cluster.PodKey(p)
+		l.c.Warnings = append(l.c.Warnings, SourceError(l.c.Sources[k], "Pod "+k, fmt.Errorf(
+			"spec.nodeName: Not found: %q: no such Node in the input; left out: no kubelet runs the pod and the pod garbage collector deletes it (its controller, if any, replaces it)",
+			p.Spec.NodeName)).Error())
+		delete(l.c.Sources, k)
+	}
+	clear(l.c.Pods[len(kept):])
+	l.c.Pods = kept
 }
 
 // LoadPod reads the one Pod of a file ("-": stdin) as part of the
@@ -179,6 +283,7 @@ func (l *loader) load(path string, in io.Reader) error {
 }
 
 func (l *loader) loadBytes(path string, data []byte) error {
+	l.files = append(l.files, path)
 	docs, readErr := splitDocuments(path, data)
 	// Documents decode in parallel and are added in file order, so the
 	// result and the first error reported are those of a sequential read.
@@ -199,6 +304,7 @@ func (l *loader) loadBytes(path string, data []byte) error {
 		for _, kind := range results[i].skipped {
 			l.c.Skipped[kind]++
 		}
+		l.c.Warnings = append(l.c.Warnings, results[i].warnings...)
 		if sc := results[i].scenario; sc != nil {
 			if l.c.Scenario != nil {
 				return &LoadError{File: path, Document: i + 1, Object: cluster.ScenarioKind + " " + sc.Name,
@@ -206,9 +312,15 @@ func (l *loader) loadBytes(path string, data []byte) error {
 			}
 			l.c.Scenario = sc
 		}
-		source := fmt.Sprintf("%s#%d", path, i+1) // one string for a document's objects
+		source := location(path, i+1) // one string for a document's objects
 		for _, obj := range results[i].objs {
 			l.c.Add(source, obj)
+			if l.read != nil {
+				l.read[obj.GetObjectKind().GroupVersionKind().Kind]++
+			}
+		}
+		if sc := results[i].scenario; sc != nil && l.read != nil {
+			l.read[cluster.ScenarioKind]++
 		}
 	}
 	return readErr
@@ -246,9 +358,12 @@ func splitDocuments(path string, data []byte) (docs [][]byte, readErr error) {
 // reads, in order, and the kinds of the others.
 type decoded struct {
 	// in shares equal resource lists between the objects (nil: not).
-	in       *interner
-	objs     []runtime.Object
-	skipped  []string
+	in      *interner
+	objs    []runtime.Object
+	skipped []string
+	// warnings are about objects taken as they are, that the input
+	// probably did not mean (cluster.Cluster.Warnings).
+	warnings []string
 	scenario *cluster.Scenario
 	err      error
 }
@@ -322,6 +437,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 		return decodeList(path, doc, kind, h.items, out)
 	}
 	name, ns := h.name, h.namespace
+	if ns == "" && namespaced(kind) {
+		ns = v1.NamespaceDefault // as the object will be named once defaulted
+	}
 	desc := kind
 	if name != "" {
 		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
@@ -347,6 +465,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 		defer span.release(buf)
 		if shareable {
 			if obj, hit := out.in.decodeShared(js, kind, apiVersion, span); hit {
+				if n, ok := obj.(*v1.Node); ok {
+					warnRoomless(n, out, lerr)
+				}
 				out.objs = append(out.objs, obj.(runtime.Object))
 				return nil
 			}
@@ -367,10 +488,14 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	if strictErr != nil {
 		return lerr(desc, "", strictErr.Error())
 	}
+	if errs := validate(obj); len(errs) > 0 {
+		return lerr(desc, errs[0].Field, errs[0].ErrorBody())
+	}
 	switch o := obj.(type) {
 	case *v1.Pod:
 		out.in.pod(o)
 	case *v1.Node:
+		warnRoomless(o, out, lerr)
 		out.in.node(o)
 	}
 	if shareable {
@@ -378,6 +503,16 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	}
 	out.objs = append(out.objs, obj)
 	return nil
+}
+
+// warnRoomless warns of a node without capacity or allocatable: the API
+// server takes it (the kubelet reports the status), but in the simulation
+// it has room for nothing, which the input almost certainly did not mean.
+func warnRoomless(n *v1.Node, out *decoded, lerr func(obj, fieldPath, msg string) error) {
+	if n.Status.Capacity == nil && n.Status.Allocatable == nil {
+		out.warnings = append(out.warnings, lerr("Node "+n.Name, "status.capacity",
+			"not set (nor status.allocatable): the node has no room, no pod fits on it").Error())
+	}
 }
 
 func isList(kind, apiVersion string) bool {
@@ -414,6 +549,7 @@ func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decode
 		}
 		out.objs = append(out.objs, items[i].objs...)
 		out.skipped = append(out.skipped, items[i].skipped...)
+		out.warnings = append(out.warnings, items[i].warnings...)
 	}
 	return nil
 }
@@ -436,6 +572,16 @@ func decodeStrict(js []byte, kind, apiVersion string) (obj runtime.Object, stric
 		strictErr = runtime.NewStrictDecodingError(strictErrs)
 	}
 	return obj, strictErr, nil
+}
+
+// namespaced: the known kinds but the cluster-scoped ones.
+func namespaced(kind string) bool {
+	switch kind {
+	case "Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
+		"VolumeAttachment", "DeviceClass", "ResourceSlice", "DeviceTaintRule":
+		return false
+	}
+	return known(kind)
 }
 
 func known(kind string) bool {

@@ -41,42 +41,42 @@ spec:
     image: x
     resources:
       requests: {cpu: "two"}
-`, want: []string{"document 2", "Pod p", "spec.containers[0].resources.requests.cpu", `"two"`}},
+`, want: []string{"document 2", "Pod default/p", "spec.containers[0].resources.requests.cpu", `"two"`}},
 		{name: "a negative request is refused as the API server refuses it", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: \"-1\"}}}]\n",
-			want: []string{"document 2", "Pod p", "spec.containers[0].resources.requests.cpu", `"-1": must be greater than or equal to 0`}},
+			want: []string{"document 2", "Pod default/p", "spec.containers[0].resources.requests.cpu", `"-1": must be greater than or equal to 0`}},
 		{name: "a quantity too large to count in milli-units is refused", content: strings.Replace(goodNode, `cpu: "4"`, `cpu: "1e16"`, 1),
 			want: []string{"document 1", "Node n1", `"1e16": must be at most 9223372036854775`}},
 		{name: "a negative request deep in an ephemeral volume's claim template is found", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes: [{name: v, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: \"-1Gi\"}}}}}}]\n  containers: [{name: c, image: x}]\n",
-			want: []string{"document 2", "Pod p", "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests.storage", `"-1Gi": must be greater than or equal to 0`}},
+			want: []string{"document 2", "Pod default/p", "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests.storage", `"-1Gi": must be greater than or equal to 0`}},
 		{name: "a negative limit in a ReplicaSet's pod template is found", content: goodNode + "---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: r}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      initContainers: [{name: i, image: x, resources: {limits: {memory: \"-5\"}}}]\n      containers: [{name: c, image: x}]\n",
-			want: []string{"document 2", "ReplicaSet r", "spec.template.spec.initContainers[0].resources.limits.memory", `"-5"`}},
+			want: []string{"document 2", "ReplicaSet default/r", "spec.template.spec.initContainers[0].resources.limits.memory", `"-5"`}},
 		{name: "memory past what an int64 counts in bytes is refused", content: strings.Replace(goodNode, `memory: 8Gi`, `memory: "1e19"`, 1),
 			want: []string{"document 1", "Node n1", "status.capacity.memory", `"1e19": must be at most 9223372036854775807`}},
 		{name: "a pod's overhead too large to count is refused", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: \"1e17\"}\n  containers: [{name: c, image: x}]\n",
-			want: []string{"document 2", "Pod p", "spec.overhead.cpu", `"1e17": must be at most`}},
+			want: []string{"document 2", "Pod default/p", "spec.overhead.cpu", `"1e17": must be at most`}},
 		{name: "a bad quantity outranks an unknown field in the same object", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelecter: {a: b}\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"-1\"}}}]\n",
-			want: []string{"document 2", "Pod p", "spec.containers[0].resources.requests.cpu"}},
+			want: []string{"document 2", "Pod default/p", "spec.containers[0].resources.requests.cpu"}},
 		{name: "a node's bad capacity names its field", content: strings.Replace(goodNode, `memory: 8Gi`, `memory: 8GB!`, 1),
 			want: []string{"document 1", "Node n1", "status.capacity.memory"}},
 		{name: "an unknown field is an error, not ignored", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelecter: {a: b}\n",
-			want: []string{"document 2", "Pod p", `unknown field "spec.nodeSelecter"`}},
+			want: []string{"document 2", "Pod default/p", `unknown field "spec.nodeSelecter"`}},
 		{name: "a missing kind is an error", content: "apiVersion: v1\nmetadata: {name: x}\n", want: []string{"document 1", "kind: Required value"}},
 		{name: "a pod naming a missing PriorityClass is refused as admission would", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: gold\n  containers: [{name: c, image: x}]\n",
 			want: []string{"Pod default/p", "no PriorityClass with name gold was found"}},
 		{name: "an unknown field beside a spec another pod has is still refused", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
 			strings.Replace(sharedSpecPod("q", ""), "metadata: {", "metadata: {labelz: {a: b}, ", 1),
-			want: []string{"document 3", "Pod q", `unknown field "metadata.labelz"`}},
+			want: []string{"document 3", "Pod default/q", `unknown field "metadata.labelz"`}},
 		{name: "a spec key that differs in case only is refused beside a shared spec", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
 			sharedSpecPod("q", "") + "Spec: {}\n",
-			want: []string{"document 3", "Pod q", `unknown field "Spec"`}},
+			want: []string{"document 3", "Pod default/q", `unknown field "Spec"`}},
 		{name: "an unparseable quantity in the status of a pod with a shared spec names its field", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" +
 			sharedSpecPod("q", "") + "status:\n  containerStatuses: [{name: c, ready: false, restartCount: 0, image: x, imageID: abc, allocatedResources: {cpu: \"two\"}}]\n",
-			want: []string{"document 3", "Pod q", "status.containerStatuses[0].allocatedResources.cpu", `"two"`}},
+			want: []string{"document 3", "Pod default/q", "status.containerStatuses[0].allocatedResources.cpu", `"two"`}},
 		{name: "a negative allocated resource is refused as a negative request is", content: goodNode + "---\n" +
 			sharedSpecPod("q", "") + "status:\n  containerStatuses: [{name: c, ready: false, restartCount: 0, image: x, imageID: abc, allocatedResources: {cpu: \"-1\"}}]\n",
-			want: []string{"document 2", "Pod q", "status.containerStatuses[0].allocatedResources.cpu", `"-1": must be greater than or equal to 0`}},
-		{name: "the same pod twice is refused", content: goodNode + "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
-			want: []string{"default/p", "duplicate"}},
+			want: []string{"document 2", "Pod default/q", "status.containerStatuses[0].allocatedResources.cpu", `"-1": must be greater than or equal to 0`}},
+		{name: "the same pod twice is refused", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" + sharedSpecPod("p", ""),
+			want: []string{"document 3 (Pod default/p)", "metadata.name: Duplicate value"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +179,7 @@ func TestLoadLargeListsInOrder(t *testing.T) {
 	}{
 		{name: "the items of a JSON List, decoded in parallel, keep their order", content: list()},
 		{name: "of two bad items the first is reported, with its index", content: list(150, 180),
-			wantErr: `document 1, item 150 (Pod p150): spec.containers[0].resources.requests.cpu: Invalid value: "-1"`},
+			wantErr: `document 1, item 150 (Pod default/p150): spec.containers[0].resources.requests.cpu: Invalid value: "-1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,7 +264,12 @@ func TestASharedSpecsNodeNameReadsAsTheFullDecodeWouldReadIt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			list := `{"apiVersion":"v1","kind":"List","items":[` + pod("first", "n0") + "," + pod("second", tt.nodeName) + `]}`
+			// The nodes named, so the pods bound to them are kept.
+			node := func(name string) string {
+				return `{"apiVersion":"v1","kind":"Node","metadata":{"name":"` + name + `"},"status":{"capacity":{"cpu":"1"}}}`
+			}
+			list := `{"apiVersion":"v1","kind":"List","items":[` + node("n0") + "," + node(tt.nodeName) + "," +
+				pod("first", "n0") + "," + pod("second", tt.nodeName) + `]}`
 			c, err := loading.Load([]string{simtest.WriteFile(t, "c.json", list)})
 			if err != nil {
 				t.Fatal(err)

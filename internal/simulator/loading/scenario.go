@@ -64,7 +64,7 @@ func decodeScenario(path string, doc int, js []byte) (*cluster.Scenario, error) 
 	if d.Metadata.Name == "" {
 		return nil, lerr(cluster.ScenarioKind, "metadata.name", "Required value")
 	}
-	sc := &cluster.Scenario{Name: d.Metadata.Name, Source: fmt.Sprintf("%s#%d", path, doc)}
+	sc := &cluster.Scenario{Name: d.Metadata.Name, Source: location(path, doc)}
 	var last time.Duration
 	for i, sd := range d.Spec.Steps {
 		f := fmt.Sprintf("spec.steps[%d]", i)

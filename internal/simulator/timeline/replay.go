@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -63,7 +64,7 @@ func Run(ctx context.Context, w *simulator.World) error {
 		tl.sample(true)
 		res := report.StepResult{At: formatTime(w.Clock.Now()), Name: st.Name, After: w.Clock.Now().Sub(simulator.Epoch)}
 		if err := Apply(w, &st, &res); err != nil {
-			return fmt.Errorf("%s: %s: spec.steps[%d] (%s): %w", sc.Source, cluster.ScenarioKind+" "+sc.Name, i, st.Name, err)
+			return loading.SourceError(sc.Source, cluster.ScenarioKind+" "+sc.Name, fmt.Errorf("spec.steps[%d] (%s): %w", i, st.Name, err))
 		}
 		w.Store.Flush()
 		tl.report.Steps = append(tl.report.Steps, res)

@@ -61,7 +61,7 @@ func TestABadScenarioIsRefusedNamingTheField(t *testing.T) {
 		{name: "a kind a step cannot create is refused, not skipped", content: scenarioHead + "  - at: 1m\n    create:\n    - {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n",
 			want: []string{"spec.steps[0].create[0]", "ConfigMap cannot be created by a step"}},
 		{name: "a bad object in create names its own field under the step", content: scenarioHead + "  - at: 1m\n    create:\n    - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}}\n",
-			want: []string{"Pod p", "spec.steps[0].create[0].spec.containers[0].resources.requests.cpu"}},
+			want: []string{"Pod default/p", "spec.steps[0].create[0].spec.containers[0].resources.requests.cpu"}},
 		{name: "a taint without an effect names it", content: scenarioHead + "  - at: 1m\n    taint: [{node: a, key: k}]\n",
 			want: []string{"spec.steps[0].taint[0].effect", "Unsupported value"}},
 		{name: "another API version is refused", content: strings.Replace(scenarioHead, "v1alpha1", "v9", 1) + "  - at: 1m\n",
@@ -97,13 +97,13 @@ func TestAStepOnSomethingMissingFailsNamingTheStep(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := simtest.LoadObjects(t, []runtime.Object{simtest.Node("a")})
-			c.Scenario = &cluster.Scenario{Name: "s", Source: "scenario.yaml#1", Steps: []cluster.Step{tt.step}}
+			c.Scenario = &cluster.Scenario{Name: "s", Source: "scenario.yaml: document 1", Steps: []cluster.Step{tt.step}}
 			w, err := simulator.NewWorld(context.Background(), c, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			err = timeline.Run(context.Background(), w)
-			if err == nil || !strings.Contains(err.Error(), "scenario.yaml#1: Scenario s: "+tt.want) {
+			if err == nil || !strings.Contains(err.Error(), "scenario.yaml: document 1 (Scenario s): "+tt.want) {
 				t.Errorf("error = %v, want it to contain %q", err, tt.want)
 			}
 		})
@@ -113,7 +113,7 @@ func TestAStepOnSomethingMissingFailsNamingTheStep(t *testing.T) {
 func TestABadDurationAnnotationIsRefusedNamingThePod(t *testing.T) {
 	c := simtest.LoadObjects(t, []runtime.Object{simtest.Node("a"), st.MakePod().Name("p").Annotation(cluster.DurationAnnotation, "forever").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()})
 	_, err := simulator.NewWorld(context.Background(), c, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
-	if err == nil || !strings.Contains(err.Error(), "Pod default/p: metadata.annotations[simulation.kubesched.io/duration]: Invalid value: \"forever\"") {
+	if err == nil || !strings.Contains(err.Error(), "cluster.yaml: document 2 (Pod default/p): metadata.annotations[simulation.kubesched.io/duration]: Invalid value: \"forever\"") {
 		t.Errorf("error = %v, want it to name the pod and the annotation", err)
 	}
 }

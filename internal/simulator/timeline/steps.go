@@ -44,7 +44,7 @@ func apply(w *simulator.World, st *cluster.Step) (pods int, err error) {
 	why := simulator.Gone{Status: report.StatusDeleted, Message: "deleted by step " + st.Name}
 	source := "step " + st.Name
 	if c.Scenario != nil {
-		source = fmt.Sprintf("%s (step %s)", c.Scenario.Source, st.Name)
+		source = c.Scenario.Source + ", step " + st.Name
 	}
 	for _, obj := range st.Create {
 		if err := create(w, obj, source); err != nil {

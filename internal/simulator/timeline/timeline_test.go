@@ -25,7 +25,7 @@ import (
 func replay(t *testing.T, objs []runtime.Object, steps ...cluster.Step) (*simulator.World, *report.Report, []report.TraceLine) {
 	t.Helper()
 	c := simtest.LoadObjects(t, objs)
-	c.Scenario = &cluster.Scenario{Name: "test", Source: "scenario.yaml#1", Steps: steps}
+	c.Scenario = &cluster.Scenario{Name: "test", Source: "scenario.yaml: document 1", Steps: steps}
 	w, err := simulator.NewWorld(context.Background(), c, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 		},
 		{
 			name:  "a node added by a step gets its DaemonSet pod",
-			objs:  []runtime.Object{simtest.Node("a"), st.MakeDaemonSet("agent", st.MakePod().Req(cpu("100m")))},
+			objs:  []runtime.Object{simtest.Node("a"), st.MakeDaemonSet("agent", st.MakePod().Label("app", "agent").Req(cpu("100m")))},
 			steps: []cluster.Step{{At: time.Minute, Name: "add b", Create: []runtime.Object{simtest.Node("b")}}},
 			check: func(t *testing.T, w *simulator.World, r *report.Report, trace []report.TraceLine) {
 				if got := r.Workloads[0]; got.Pods != 2 || got.Scheduled != 2 {
@@ -190,7 +190,7 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 			name: "deleting a node deletes its pods and the StatefulSet recreates its pod under the same name",
 			// a, twice b's size, is where db-0 lands first (the most room).
 			objs: []runtime.Object{st.MakeNode().Name("a").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "8", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj(),
-				simtest.Node("b"), st.MakeStatefulSet("db", 1, st.MakePod().Req(cpu("1"))).Obj()},
+				simtest.Node("b"), st.MakeStatefulSet("db", 1, st.MakePod().Label("app", "db").Req(cpu("1"))).Obj()},
 			steps: []cluster.Step{{At: time.Minute, Name: "lose a node", DeleteNodes: []string{"a"}}},
 			check: func(t *testing.T, w *simulator.World, r *report.Report, trace []report.TraceLine) {
 				first := trace[0].Node
