@@ -32,7 +32,7 @@ func TestExplainInFilesSaysTheOtherPendingPodsAreNotPlaced(t *testing.T) {
 			wantPending: 1, wantNote: "Judged against the running pods only: the other pending pod of the cluster files is not placed first."},
 		{name: "a workload's pods and a StatefulSet's pods waiting their turn count",
 			objs: []runtime.Object{node, st.MakePod().Name("asked").Req(threeCores).Obj(),
-				st.MakeDeployment("web", 2, st.MakePod().Req(threeCores)), st.MakeStatefulSet("db", 3, st.MakePod().Req(threeCores)).Obj()},
+				st.MakeDeployment("web", 2, st.MakePod().Label("app", "web").Req(threeCores)), st.MakeStatefulSet("db", 3, st.MakePod().Label("app", "db").Req(threeCores)).Obj()},
 			wantPending: 5, wantNote: "the 5 other pending pods of the cluster files are not placed first."},
 		{name: "with only running pods there is no note",
 			objs:        []runtime.Object{node, st.MakePod().Name("running").Node("n1").Req(threeCores).Obj(), st.MakePod().Name("asked").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()},
