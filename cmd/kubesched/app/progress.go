@@ -105,7 +105,7 @@ func (q *questionProgress) line() string {
 	case cur.added > 0 || q.made.Load() > 1:
 		return fmt.Sprintf("simulation %d, with %d node(s) added: %s", q.made.Load(), cur.added, worldProgress(cur.w))
 	case total > cur.pods:
-		return fmt.Sprintf("placing copy %d", total-cur.pods)
+		return fmt.Sprintf("placing copies: %d tried so far", total-cur.pods)
 	}
 	return "simulating the cluster: " + worldProgress(cur.w)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -33,6 +34,10 @@ func TestCapacityIsNotChangedByPodsThatFitNowhere(t *testing.T) {
 	node := st.MakeNode().Name("huge").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "1000", v1.ResourceMemory: "4000Gi", v1.ResourcePods: "5000"}).Obj()
 	fitsNowhere := st.MakePod().Name("fits-nowhere").Req(cpu("2000")).Obj()
 	fits := st.MakePod().Name("fits").Req(cpu("300")).Obj()
+	// Pending until a pod labelled app=small runs: a copy's binding wakes
+	// it (InterPodAffinity's hint for an assigned pod added).
+	nextToCopies := st.MakePod().Name("next-to-copies").Req(cpu("300")).PodAffinity(v1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "small"}}, TopologyKey: v1.LabelHostname}).Obj()
 	tests := []struct {
 		name     string
 		pending  []runtime.Object
@@ -43,6 +48,7 @@ func TestCapacityIsNotChangedByPodsThatFitNowhere(t *testing.T) {
 		{name: "a pending pod that fits nowhere leaves the count at the max", pending: []runtime.Object{fitsNowhere}, wantFits: 1000},
 		{name: "a pending pod that fits takes its room before the copies", pending: []runtime.Object{fits}, wantFits: 700, wantNext: "Insufficient cpu"},
 		{name: "a pod that fits nowhere beside one that fits changes nothing", pending: []runtime.Object{fitsNowhere, fits}, wantFits: 700, wantNext: "Insufficient cpu"},
+		{name: "a pending pod that the first copy wakes takes its room then", pending: []runtime.Object{fitsNowhere, nextToCopies}, wantFits: 700, wantNext: "Insufficient cpu"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
