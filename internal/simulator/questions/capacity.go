@@ -67,6 +67,7 @@ func Capacity(ctx context.Context, c *cluster.Cluster, newWorld func(*cluster.Cl
 	}
 	res := &CapacityResult{Pod: pod.Namespace + "/" + pod.Name, Nodes: map[string]int{}, Zones: map[string]int{}}
 	never := v1.PreemptNever
+	var placed []*v1.Pod
 	for i := 0; i < limit && ctx.Err() == nil; i++ {
 		p := pod.DeepCopy()
 		p.Name = fmt.Sprintf("%s-copy-%d", pod.Name, i+1)
@@ -87,6 +88,18 @@ func Capacity(ctx context.Context, c *cluster.Cluster, newWorld func(*cluster.Cl
 				return nil, err
 			}
 			break
+		}
+		placed = append(placed, p)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The copies still bound: a pending pod of higher priority that a
+	// copy's binding woke may have preempted earlier ones.
+	for _, p := range placed {
+		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
+		if !ok || cur.UID != p.UID || cur.Spec.NodeName == "" {
+			continue
 		}
 		res.Fits++
 		res.Nodes[cur.Spec.NodeName]++

@@ -109,6 +109,9 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 			break
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
