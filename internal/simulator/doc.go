@@ -4,7 +4,9 @@
 // It owns the store, the scheduler, the clock and the pods to place; the
 // run on virtual time (drain the queue, bind, step to the next backoff
 // expiry or unschedulable flush, end the pods whose duration is over,
-// have the workloads' controllers replace what went); the world's
+// have the workloads' controllers replace what went), its limit (a run
+// that reaches it is a LimitError, never an answer), and ScheduleNow
+// (the queue's pods attempted at once, without waiting for the flush); the world's
 // changes a timeline step or a question makes (AddPending, Remove,
 // Change); the record of the attempts (the trace, the watched pod's last
 // view); the Report of the final state; and the invariants the

@@ -28,7 +28,9 @@ import (
 // depends on the wall clock.
 var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// maxVirtualTime bounds a simulation whose pods keep failing with errors.
+// maxVirtualTime bounds a simulation whose pods keep failing with errors
+// or keep being retried; a world that reaches it answers nothing
+// (LimitError).
 const maxVirtualTime = 24 * time.Hour
 
 // World is a loaded cluster wired to a scheduler on a fake clock.
@@ -286,7 +288,7 @@ func (w *World) Progress() (total, bound int64, virtual time.Duration) {
 }
 
 // Run schedules until nothing more can be scheduled (RunUntil with no
-// deadline).
-func (w *World) Run(ctx context.Context) {
-	w.RunUntil(ctx, w.run.limit)
+// deadline); a *LimitError says the world reached its limit first.
+func (w *World) Run(ctx context.Context) error {
+	return w.RunUntil(ctx, w.run.limit)
 }

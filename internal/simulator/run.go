@@ -33,6 +33,9 @@ type runState struct {
 	finishes        finishQueue
 	// err is the first error of the controllers' creations.
 	err error
+	// stopped is set when the world reached its limit with pods still to
+	// place; it runs no more.
+	stopped *LimitError
 }
 
 // Gone is why a pod left the world: its report status and message, and
@@ -246,12 +249,44 @@ func (w *World) Advance(t time.Time) {
 // unschedulable pods remain, lets the 5-minute flush retry them as long
 // as the round before it placed something. Time never passes deadline.
 // In a world with a Scenario, the controllers replace the pods
-// preemption evicts.
-func (w *World) RunUntil(ctx context.Context, deadline time.Time) {
+// preemption evicts. It returns a *LimitError when the world reaches its
+// limit (Limit) with pods still to place: what it holds then is not an
+// answer. The world does not run again after that.
+func (w *World) RunUntil(ctx context.Context, deadline time.Time) error {
+	return w.runLoop(ctx, deadline, true)
+}
+
+// ScheduleNow schedules what the scheduling queue holds now — a pod just
+// created, and the pods its binding wakes — on the cluster as it is, as
+// kube-scheduler attempts a new pod at once: the pods already found
+// unschedulable are retried only if an event wakes them (their plugins'
+// queueing hints decide), never by waiting for the 5-minute flush, and
+// virtual time moves only for the backoff of pods that failed with an
+// error (and the pods that finish meanwhile). It returns a *LimitError
+// as RunUntil does.
+func (w *World) ScheduleNow(ctx context.Context) error {
+	return w.runLoop(ctx, w.Clock.Now(), false)
+}
+
+// runLoop is RunUntil's loop; with wait false it is ScheduleNow's: no
+// flush, and time moves only to the next backoff expiry.
+func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) error {
+	if w.run.stopped != nil {
+		return w.run.stopped
+	}
 	sched, store := w.Scheduler, w.Store
 	replace := w.Cluster.Scenario != nil
 	finishes := &w.run.finishes.heap
-	for w.Clock.Now().Before(w.run.limit) && ctx.Err() == nil {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !w.Clock.Now().Before(w.run.limit) {
+			if w.stillBusy() {
+				return w.stopAtLimit()
+			}
+			return nil
+		}
 		for sched.TryScheduleOne(ctx) {
 			sched.WaitForBindings()
 			store.Flush()
@@ -272,6 +307,16 @@ func (w *World) RunUntil(ctx context.Context, deadline time.Time) {
 			continue
 		}
 		next := deadline
+		if !wait {
+			t, ok := sched.Queue.NextBackoffExpiry()
+			if !ok {
+				return nil
+			}
+			next = t
+			if next.After(w.run.limit) {
+				next = w.run.limit
+			}
+		}
 		if len(*finishes) > 0 && (*finishes)[0].t.Before(next) {
 			next = (*finishes)[0].t
 		}
@@ -283,18 +328,81 @@ func (w *World) RunUntil(ctx context.Context, deadline time.Time) {
 			continue
 		}
 		flushAt := w.Clock.Now().Add(queue.DefaultPodMaxInUnschedulablePodsDuration)
-		if _, _, u := sched.Queue.Counts(); u > 0 && store.Bindings != w.run.lastFlushBindings && !flushAt.After(next) {
+		if _, _, u := sched.Queue.Counts(); wait && u > 0 && store.Bindings != w.run.lastFlushBindings && !flushAt.After(next) {
 			w.run.lastFlushBindings = store.Bindings
 			w.Advance(flushAt)
 			sched.Queue.FlushUnschedulablePodsLeftover()
 			continue
 		}
 		if next.Equal(w.run.limit) {
-			return
+			if w.stillBusy() {
+				return w.stopAtLimit()
+			}
+			return nil
 		}
 		w.Advance(next)
-		if next.Equal(deadline) {
-			return
+		if wait && next.Equal(deadline) {
+			return nil
 		}
 	}
+}
+
+// stillBusy: the scheduler would still act on pods to place — one waits
+// in activeQ or backs off, or unschedulable pods wait for a flush that
+// bindings since the last one make due, or for a pod to finish.
+func (w *World) stillBusy() bool {
+	active, backoff, unschedulable := w.Scheduler.Queue.Counts()
+	if active+backoff > 0 {
+		return true
+	}
+	if unschedulable == 0 {
+		return false
+	}
+	return w.Store.Bindings != w.run.lastFlushBindings || len(w.run.finishes.heap) > 0
+}
+
+// LimitError is a run that reached the world's limit of virtual time
+// with pods still to place: the state it stopped in answers nothing.
+type LimitError struct {
+	// Limit is the virtual time the world may run, from the start: 24
+	// hours, after the Scenario's last step if there is one (LastStep).
+	Limit, LastStep time.Duration
+	// Pending counts the pods this scheduler was still to place; Example
+	// names one of them.
+	Pending int
+	Example string
+}
+
+func (e *LimitError) Error() string {
+	after := ""
+	if e.LastStep > 0 {
+		after = fmt.Sprintf(" (%s after the scenario's last step)", e.Limit-e.LastStep)
+	}
+	return fmt.Sprintf("the simulation stopped at its limit of %s of virtual time%s with %d pod(s) still to place (e.g. %s); no answer is given from a world that stopped early",
+		e.Limit, after, e.Pending, e.Example)
+}
+
+// stopAtLimit records and returns the LimitError of a world that reached
+// its limit.
+func (w *World) stopAtLimit() error {
+	e := &LimitError{Limit: w.run.limit.Sub(Epoch), LastStep: w.run.limit.Sub(Epoch) - maxVirtualTime}
+	for _, p := range w.Pending {
+		if cur, ok := w.Store.GetPod(p.Namespace, p.Name); ok && cur.Spec.NodeName == "" {
+			if e.Pending == 0 {
+				e.Example = cluster.PodKey(p)
+			}
+			e.Pending++
+		}
+	}
+	w.run.stopped = e
+	return e
+}
+
+// Stopped is the LimitError of a world that reached its limit, nil
+// otherwise.
+func (w *World) Stopped() error {
+	if w.run.stopped == nil {
+		return nil
+	}
+	return w.run.stopped
 }

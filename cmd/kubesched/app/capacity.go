@@ -30,8 +30,10 @@ func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command 
 		Long: `capacity simulates the cluster (its pending pods placed first), then places
 copies of the pod in --pod one at a time with the same scheduler until one
 does not fit: it prints how many fit, on which nodes and zones, and why the
-next one does not, with the explain table of that copy. Copies never
-preempt: capacity counts free room.
+next one does not, with the explain table of that copy. Each copy is placed
+on the cluster as it is, attempted at once as kube-scheduler attempts a new
+pod: pods that fit nowhere are retried only when a copy's binding wakes
+them, never waited for. Copies never preempt: capacity counts free room.
 
 With --workload FILE (one Deployment, ReplicaSet, StatefulSet,
 ReplicationController or Job), the workload joins the cluster as given, then
@@ -41,7 +43,10 @@ does not fit.
 
 With --add-nodes NODE_FILE (a Node manifest as template), it answers the
 fewest nodes of that shape to add so that every pending pod of the cluster is
-scheduled, each candidate count checked by simulating it.`,
+scheduled, each candidate count checked by simulating it.
+
+A simulation that reaches its limit of virtual time with pods still to place
+gives no answer: capacity says so and exits non-zero.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
@@ -64,9 +69,10 @@ scheduled, each candidate count checked by simulating it.`,
 				return err
 			}
 			reportSkipped(s, cluster)
-			newWorld := func(c *simcluster.Cluster) (*simulator.World, error) {
+			progress := &questionProgress{nodes: len(cluster.Nodes)}
+			newWorld := progress.watch(func(c *simcluster.Cluster) (*simulator.World, error) {
 				return simulator.NewWorld(cmd.Context(), c, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
-			}
+			})
 			if addNodes != "" {
 				nc, err := loading.LoadFrom([]string{addNodes}, s.in)
 				if err != nil {
@@ -78,7 +84,9 @@ scheduled, each candidate count checked by simulating it.`,
 				if len(opts.Files) == 1 && opts.Files[0] == "-" {
 					return fmt.Errorf("--add-nodes reads the cluster more than once: give it as files, not -f -")
 				}
+				stop := progressLine(s, progress.line)
 				k, pending, err := questions.AddNodes(cmd.Context(), load, newWorld, nc.Nodes[0], maxNodes)
+				stop()
 				if err != nil {
 					return err
 				}
@@ -93,13 +101,15 @@ scheduled, each candidate count checked by simulating it.`,
 				return nil
 			}
 			if workload != "" {
-				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, newWorld, max, opts.Output)
+				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, newWorld, progress, max, opts.Output)
 			}
 			pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
 			if err != nil {
 				return fmt.Errorf("--pod: %w", err)
 			}
+			stop := progressLine(s, progress.line)
 			res, err := questions.Capacity(cmd.Context(), cluster, newWorld, pod, max)
+			stop()
 			if err != nil {
 				return err
 			}
@@ -133,7 +143,7 @@ func writeJSON(s streams, v interface{}) error {
 }
 
 // capacityOfWorkload answers capacity --workload.
-func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, newWorld func(*simcluster.Cluster) (*simulator.World, error), max int, output string) error {
+func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
 	wc, err := loading.LoadFrom([]string{file}, s.in)
 	if err != nil {
 		return fmt.Errorf("--workload: %w", err)
@@ -149,11 +159,14 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	if err != nil {
 		return err
 	}
+	progress.nodes = len(cluster.Nodes)
 	w, err := newWorld(cluster)
 	if err != nil {
 		return err
 	}
+	stop := progressLine(s, progress.line)
 	res, err := questions.WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, max)
+	stop()
 	if err != nil {
 		return fmt.Errorf("--workload %s: %w", file, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
@@ -245,37 +244,4 @@ func describeCounts(m map[string]int, format string) string {
 		parts = append(parts, fmt.Sprintf("%d ", m[k])+fmt.Sprintf(format, k))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// showProgress draws a progress line on stderr while the simulation
-// runs, when stderr is a terminal; the returned function clears it.
-func showProgress(s streams, w *simulator.World) (stop func()) {
-	f, ok := s.errOut.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return func() {}
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				fmt.Fprint(f, "\r\033[K")
-				return
-			case <-tick.C:
-				total, bound, virtual := w.Progress()
-				const width = 30
-				filled := 0
-				if total > 0 {
-					filled = int(min(bound, total) * width / total)
-				}
-				fmt.Fprintf(f, "\r\033[K[%s%s] %d/%d pods bound, virtual time +%s",
-					strings.Repeat("#", filled), strings.Repeat(".", width-filled), bound, total, virtual.Round(time.Second))
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,20 +47,27 @@ type NextCopy struct {
 
 // Capacity places the cluster's pending pods, then copies of pod one at a
 // time through the same scheduler until one does not fit or limit copies
-// fit. Copies never preempt (preemptionPolicy Never): capacity counts free
-// room, not room that evicting others would make.
+// fit. Each copy is placed on the cluster as it is (World.ScheduleNow): it
+// is attempted at once, as kube-scheduler attempts a new pod, and the
+// pods left unschedulable are retried only when the copy's binding wakes
+// them, not after waiting for their flush. Copies never preempt
+// (preemptionPolicy Never): capacity counts free room, not room that
+// evicting others would make.
 func Capacity(ctx context.Context, c *cluster.Cluster, newWorld func(*cluster.Cluster) (*simulator.World, error), pod *v1.Pod, limit int) (*CapacityResult, error) {
 	w, err := newWorld(c)
 	if err != nil {
 		return nil, err
 	}
-	w.Run(ctx)
+	if err := w.Run(ctx); err != nil {
+		return nil, err
+	}
 	zoneOf := map[string]string{}
 	for _, n := range w.Store.Nodes() {
 		zoneOf[n.Name] = n.Labels[v1.LabelTopologyZone]
 	}
 	res := &CapacityResult{Pod: pod.Namespace + "/" + pod.Name, Nodes: map[string]int{}, Zones: map[string]int{}}
 	never := v1.PreemptNever
+	var placed []*v1.Pod
 	for i := 0; i < limit && ctx.Err() == nil; i++ {
 		p := pod.DeepCopy()
 		p.Name = fmt.Sprintf("%s-copy-%d", pod.Name, i+1)
@@ -71,16 +79,27 @@ func Capacity(ctx context.Context, c *cluster.Cluster, newWorld func(*cluster.Cl
 			return nil, err
 		}
 		w.Store.Flush()
-		w.Run(ctx)
+		if err := w.ScheduleNow(ctx); err != nil {
+			return nil, err
+		}
 		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
 		if !ok || cur.Spec.NodeName == "" {
-			res.Next = &NextCopy{Message: scheduledMessage(cur)}
-			if ok {
-				if res.Next.Explain, err = explainNow(ctx, w, cur); err != nil {
-					return nil, err
-				}
+			if res.Next, err = nextCopy(ctx, w, cur, copiesDoNotPreempt); err != nil {
+				return nil, err
 			}
 			break
+		}
+		placed = append(placed, p)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The copies still bound: a pending pod of higher priority that a
+	// copy's binding woke may have preempted earlier ones.
+	for _, p := range placed {
+		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
+		if !ok || cur.UID != p.UID || cur.Spec.NodeName == "" {
+			continue
 		}
 		res.Fits++
 		res.Nodes[cur.Spec.NodeName]++
@@ -89,6 +108,32 @@ func Capacity(ctx context.Context, c *cluster.Cluster, newWorld func(*cluster.Cl
 		}
 	}
 	return res, nil
+}
+
+// The FitError of a copy ends with the preemption plugin's reason, which
+// for a policy the user never set reads as if they had: capacity says
+// plainly that its copies (or replicas) do not preempt.
+const (
+	notEligibleNever     = "preemption: not eligible due to preemptionPolicy=Never."
+	copiesDoNotPreempt   = "capacity's copies do not preempt."
+	replicasDoNotPreempt = "capacity's replicas do not preempt."
+)
+
+// nextCopy is why the copy p (nil when it is gone) was not placed: its
+// FitError and its explanation against the world as it is, with the
+// preemption part of both said as instead.
+func nextCopy(ctx context.Context, w *simulator.World, p *v1.Pod, instead string) (*NextCopy, error) {
+	next := &NextCopy{Message: strings.Replace(scheduledMessage(p), notEligibleNever, instead, 1)}
+	if p == nil {
+		return next, nil
+	}
+	ex, err := explainNow(ctx, w, p)
+	if err != nil {
+		return nil, err
+	}
+	ex.Message = strings.Replace(ex.Message, notEligibleNever, instead, 1)
+	next.Explain = ex
+	return next, nil
 }
 
 // scheduledMessage is the pod's PodScheduled condition message.
@@ -121,7 +166,9 @@ func AddNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWor
 		if err != nil {
 			return 0, err
 		}
-		w.Run(ctx)
+		if err := w.Run(ctx); err != nil {
+			return 0, err
+		}
 		n := 0
 		for _, p := range w.Report().Pods {
 			if p.Status != report.StatusScheduled {

@@ -18,8 +18,9 @@ import (
 // workload in it) is simulated, then the workload is scaled up one
 // replica at a time, its controller creating each pod as it would (names,
 // labels, owners: default spreading and PDBs apply), until the new pod
-// does not fit or limit more fit. Its pods never preempt, as capacity's
-// copies.
+// does not fit or limit more fit. Each replica is placed on the cluster as
+// it is (World.ScheduleNow), as Capacity places its copies. Its pods never
+// preempt, as capacity's copies.
 func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name string, limit int) (*CapacityResult, error) {
 	if ns == "" {
 		ns = v1.NamespaceDefault
@@ -59,7 +60,9 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 			rs.Spec.Template.Spec.PreemptionPolicy = &never
 		}
 	}
-	w.Run(ctx)
+	if err := w.Run(ctx); err != nil {
+		return nil, err
+	}
 	zoneOf := map[string]string{}
 	for _, n := range w.Store.Nodes() {
 		zoneOf[n.Name] = n.Labels[v1.LabelTopologyZone]
@@ -75,7 +78,9 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 			return nil, err
 		}
 		w.Store.Flush()
-		w.Run(ctx)
+		if err := w.ScheduleNow(ctx); err != nil {
+			return nil, err
+		}
 		var pending *v1.Pod
 		for _, p := range w.Cluster.PodsOf(kind, ns, name, w.Live) {
 			k := cluster.PodKey(p)
@@ -97,13 +102,15 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 				res.Next = &NextCopy{Message: fmt.Sprintf("pod %s is not created: its StatefulSet waits for the pod before it to run", cluster.PodKey(pending))}
 				break
 			}
-			res.Next = &NextCopy{Message: scheduledMessage(pending)}
 			var err error
-			if res.Next.Explain, err = explainNow(ctx, w, pending); err != nil {
+			if res.Next, err = nextCopy(ctx, w, pending, replicasDoNotPreempt); err != nil {
 				return nil, err
 			}
 			break
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -59,7 +59,9 @@ func NewWorld(t testing.TB, c *cluster.Cluster, seed int64, opts ...scheduler.Op
 func Simulate(t testing.TB, c *cluster.Cluster, seed int64) (*simulator.World, *report.Report) {
 	t.Helper()
 	w := NewWorld(t, c, seed)
-	w.Run(context.Background())
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	for _, err := range w.CheckInvariants() {
 		t.Errorf("invariant broken: %v", err)
 	}
@@ -75,7 +77,9 @@ func SimulateFiles(t testing.TB, paths ...string) *simulator.World {
 		t.Fatal(err)
 	}
 	w := NewWorld(t, c, 1)
-	w.Run(context.Background())
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if errs := w.CheckInvariants(); len(errs) > 0 {
 		t.Fatalf("invariants: %v", errs)
 	}

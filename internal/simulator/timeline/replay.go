@@ -35,12 +35,12 @@ type Timeline struct {
 
 // Run replays the world's Scenario (Cluster.Scenario): it runs the
 // scheduler up to each step's time, applies the step, and runs on after
-// the last one. Without a Scenario it is w.Run.
+// the last one. Without a Scenario it is w.Run. A world that reaches its
+// limit returns the *simulator.LimitError and no replay.
 func Run(ctx context.Context, w *simulator.World) error {
 	sc := w.Cluster.Scenario
 	if sc == nil {
-		w.Run(ctx)
-		return nil
+		return w.Run(ctx)
 	}
 	tl := &Timeline{w: w, created: map[string]time.Time{}}
 	// The pods the world was made with were created now.
@@ -53,9 +53,8 @@ func Run(ctx context.Context, w *simulator.World) error {
 	tl.report.Samples = []report.Sample{}
 	for i, st := range sc.Steps {
 		at := simulator.Epoch.Add(st.At)
-		w.RunUntil(ctx, at)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if err := w.RunUntil(ctx, at); err != nil {
+			return err
 		}
 		if w.Clock.Now().Before(at) {
 			w.Advance(at)
@@ -71,7 +70,9 @@ func Run(ctx context.Context, w *simulator.World) error {
 		tl.bindings, tl.evictions = w.Store.Bindings, len(w.Store.Evicted)
 		tl.sample(true)
 	}
-	w.RunUntil(ctx, w.Limit())
+	if err := w.RunUntil(ctx, w.Limit()); err != nil {
+		return err
+	}
 	tl.closeStep()
 	tl.sample(true)
 	if n := len(tl.delays); n > 0 {
