@@ -1,38 +1,21 @@
 package app
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/yaml"
 
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	st "github.com/kubesched/kubesched/internal/testing"
 )
 
 // writeObjects writes builders' objects as one manifest file.
 func writeObjects(t *testing.T, name string, objs ...runtime.Object) string {
 	t.Helper()
-	var buf bytes.Buffer
-	for _, obj := range objs {
-		gvks, _, err := scheme.Scheme.ObjectKinds(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj = obj.DeepCopyObject()
-		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
-		b, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	return writeFile(t, name, buf.String())
+	return writeFile(t, name, simtest.Manifest(t, objs...))
 }
 
 // A question is never answered by a world that stopped early, and a pod

@@ -9,37 +9,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	st "github.com/kubesched/kubesched/internal/testing"
 )
 
-// manifest writes objects as the documents of one YAML file, as a user
-// would (TypeMeta set, the builders leave it empty on pods and nodes).
-func manifest(t *testing.T, objs ...runtime.Object) string {
-	t.Helper()
-	var b strings.Builder
-	for _, obj := range objs {
-		if obj.GetObjectKind().GroupVersionKind().Empty() {
-			gvks, _, err := scheme.Scheme.ObjectKinds(obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			obj = obj.DeepCopyObject()
-			obj.GetObjectKind().SetGroupVersionKind(gvks[0])
-		}
-		y, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(y)
-	}
-	return b.String()
-}
+// manifest writes objects as the documents of one YAML file.
+func manifest(t *testing.T, objs ...runtime.Object) string { return simtest.Manifest(t, objs...) }
 
 func ptr[T any](v T) *T { return &v }
 

@@ -96,14 +96,13 @@ func Render(t testing.TB, r *report.Report, format string) []byte {
 	return b.Bytes()
 }
 
-// LoadObjects writes objects as one manifest and loads it, as simulate
-// does.
-func LoadObjects(t testing.TB, objs []runtime.Object) *cluster.Cluster {
+// Manifest writes objects as the documents of one YAML file, as a user
+// would: with their TypeMeta, which builders leave empty.
+func Manifest(t testing.TB, objs ...runtime.Object) string {
 	t.Helper()
 	var buf bytes.Buffer
 	for _, obj := range objs {
 		if obj.GetObjectKind().GroupVersionKind().Empty() {
-			// Builders leave TypeMeta empty; a manifest has it.
 			gvks, _, err := scheme.Scheme.ObjectKinds(obj)
 			if err != nil {
 				t.Fatal(err)
@@ -118,8 +117,15 @@ func LoadObjects(t testing.TB, objs []runtime.Object) *cluster.Cluster {
 		buf.WriteString("---\n")
 		buf.Write(b)
 	}
+	return buf.String()
+}
+
+// LoadObjects writes objects as one manifest and loads it, as simulate
+// does.
+func LoadObjects(t testing.TB, objs []runtime.Object) *cluster.Cluster {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "cluster.yaml")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(Manifest(t, objs...)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := loading.Load([]string{path})
