@@ -113,9 +113,6 @@ func TestCapacitySaysCopiesDoNotPreempt(t *testing.T) {
 // placed: created with them, they would take the room of the pending pods
 // of lower priority (the batch pods), which capacity places first.
 func TestCapacityOfTheExampleEqualsABruteForceCount(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulates the example cluster once per copy")
-	}
 	const clusterFile, podFile = "../../../examples/cluster.yaml", "../../../examples/pending-pod.yaml"
 	c, err := loading.Load([]string{clusterFile})
 	if err != nil {
