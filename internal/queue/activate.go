@@ -19,7 +19,7 @@ func (q *PriorityQueue) Activate(pods ...*v1.Pod) {
 	defer q.lock.Unlock()
 	for _, pod := range pods {
 		key := Key(pod)
-		p, ok := q.unschedulable[key]
+		p, ok := q.unschedulable.get(key)
 		if !ok {
 			p, ok = q.backoffQ.Get(key)
 		}

@@ -78,7 +78,7 @@ func (q *PriorityQueue) moveToBackoffQ(p *framework.QueuedPodInfo, event string)
 		return false
 	}
 	key := qKey(p)
-	delete(q.unschedulable, key)
+	q.unschedulable.delete(key)
 	if p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 {
 		q.backoffQ.Delete(key)
 		q.errorBackoffQ.AddOrUpdate(p)

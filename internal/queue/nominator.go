@@ -15,10 +15,12 @@ import (
 type Nominator struct {
 	// count mirrors len(byPod) so the hot path can skip the lock when no
 	// pod is nominated anywhere (the common case).
-	count  atomic.Int64
-	lock   sync.RWMutex
-	byNode map[string][]*framework.PodInfo
-	byPod  map[types.UID]string
+	count atomic.Int64
+	// version changes with every nomination added or removed.
+	version atomic.Uint64
+	lock    sync.RWMutex
+	byNode  map[string][]*framework.PodInfo
+	byPod   map[types.UID]string
 }
 
 // NewNominator returns an empty nominator.
@@ -62,6 +64,7 @@ func (n *Nominator) addLocked(pi *framework.PodInfo, node string) {
 	n.byPod[pi.Pod.UID] = node
 	n.byNode[node] = append(n.byNode[node], pi)
 	n.count.Store(int64(len(n.byPod)))
+	n.version.Add(1)
 }
 
 // DeleteNominatedPodIfExists clears a pod's nomination.
@@ -88,6 +91,7 @@ func (n *Nominator) deleteLocked(pod *v1.Pod) {
 	}
 	delete(n.byPod, pod.UID)
 	n.count.Store(int64(len(n.byPod)))
+	n.version.Add(1)
 }
 
 // NominatedPodsForNode returns the pods nominated to node. The slice is
@@ -103,6 +107,19 @@ func (n *Nominator) NominatedPodsForNode(node string) []*framework.PodInfo {
 	n.lock.RLock()
 	defer n.lock.RUnlock()
 	return n.byNode[node]
+}
+
+// NominatedVersion changes whenever a nomination is added or removed.
+func (n *Nominator) NominatedVersion() uint64 { return n.version.Load() }
+
+// RangeNominated calls fn for every node with nominated pods, under the
+// read lock: fn must not call the nominator.
+func (n *Nominator) RangeNominated(fn func(node string)) {
+	n.lock.RLock()
+	defer n.lock.RUnlock()
+	for node := range n.byNode {
+		fn(node)
+	}
 }
 
 // HasNominatedPods is true when any pod is nominated anywhere.

@@ -20,8 +20,9 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 	if !q.isEventOfInterest(event) {
 		return
 	}
-	// The pods to move are collected first, then moved: moving a gated
-	// pod puts it back in the map being read. Map order does not matter:
+	// Only the groups of pods the event may wake are looked at
+	// (unschedulable_pods.go). The pods to move are collected first, then
+	// moved: moving a gated pod puts it back in the map being read. Map order does not matter:
 	// hints have no side effects, and every heap orders its pods totally
 	// (down to the arrival number), so the simulator's runs stay
 	// byte-identical.
@@ -30,19 +31,24 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 		s queueingStrategy
 	}
 	var moves []move
-	for _, p := range q.unschedulable {
-		if preCheck != nil && !preCheck(p.Pod) {
+	for _, g := range q.unschedulable.groups {
+		if !q.mayWake(g, event) {
 			continue
 		}
-		if !q.concernsGate(p, event) {
-			continue
-		}
-		if s := q.isPodWorthRequeuing(p, event, oldObj, newObj); s != queueSkip {
-			moves = append(moves, move{p, s})
+		for _, p := range g.pods {
+			if preCheck != nil && !preCheck(p.Pod) {
+				continue
+			}
+			if !q.concernsGate(p, event) {
+				continue
+			}
+			if s := q.isPodWorthRequeuing(p, event, oldObj, newObj); s != queueSkip {
+				moves = append(moves, move{p, s})
+			}
 		}
 	}
 	for _, m := range moves {
-		delete(q.unschedulable, qKey(m.p))
+		q.unschedulable.delete(qKey(m.p))
 		q.requeue(m.p, m.s, event.String())
 		q.logger.V(5).Info("Pod moved", "pod", klog.KObj(m.p.Pod), "event", event.String())
 	}

@@ -68,7 +68,7 @@ type PriorityQueue struct {
 	// always wait their backoff out.
 	backoffQ      *keyedHeap[*framework.QueuedPodInfo]
 	errorBackoffQ *keyedHeap[*framework.QueuedPodInfo]
-	unschedulable map[string]*framework.QueuedPodInfo
+	unschedulable *unschedulablePods
 
 	// inFlightPods maps a popped pod's UID to its element of
 	// inFlightEvents (see in_flight.go).
@@ -106,7 +106,7 @@ func New(logger klog.Logger, less func(a, b *framework.QueuedPodInfo) bool, opts
 	q := &PriorityQueue{
 		clock: opts.Clock, logger: logger, opts: opts, less: less,
 		activeQ:        newHeap(qKey, less),
-		unschedulable:  map[string]*framework.QueuedPodInfo{},
+		unschedulable:  newUnschedulablePods(),
 		inFlightPods:   map[types.UID]*list.Element{},
 		inFlightEvents: list.New(),
 		Nominator:      NewNominator(),
@@ -147,7 +147,7 @@ func (q *PriorityQueue) passesPreEnqueue(p *framework.QueuedPodInfo, event strin
 			p.GatingPlugin = st.Plugin()
 			// A new set: the old one may be a failed cycle's diagnosis.
 			p.UnschedulablePlugins = sets.New(st.Plugin()).Union(p.UnschedulablePlugins)
-			q.unschedulable[qKey(p)] = p
+			q.unschedulable.add(qKey(p), p)
 			q.activeQ.Delete(qKey(p))
 			q.backoffQ.Delete(qKey(p))
 			q.errorBackoffQ.Delete(qKey(p))
@@ -171,7 +171,7 @@ func (q *PriorityQueue) moveToActiveQ(p *framework.QueuedPodInfo, event string) 
 // addToActiveQ puts a pod that passed PreEnqueue in activeQ.
 func (q *PriorityQueue) addToActiveQ(p *framework.QueuedPodInfo, event string) {
 	key := qKey(p)
-	delete(q.unschedulable, key)
+	q.unschedulable.delete(key)
 	q.backoffQ.Delete(key)
 	q.errorBackoffQ.Delete(key)
 	q.activeQ.AddOrUpdate(p)
@@ -198,14 +198,14 @@ func (q *PriorityQueue) UpdateMetrics() {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	gated := 0
-	for _, p := range q.unschedulable {
+	for _, p := range q.unschedulable.pods {
 		if p.GatingPlugin != "" {
 			gated++
 		}
 	}
 	metrics.PendingPods.WithLabelValues(metrics.ActiveQ).Set(float64(q.activeQ.Len()))
 	metrics.PendingPods.WithLabelValues(metrics.BackoffQ).Set(float64(q.backoffQ.Len() + q.errorBackoffQ.Len()))
-	metrics.PendingPods.WithLabelValues(metrics.UnschedulableQ).Set(float64(len(q.unschedulable) - gated))
+	metrics.PendingPods.WithLabelValues(metrics.UnschedulableQ).Set(float64(q.unschedulable.len() - gated))
 	metrics.PendingPods.WithLabelValues(metrics.Gated).Set(float64(gated))
 }
 
@@ -305,7 +305,7 @@ func (q *PriorityQueue) has(key string) bool {
 	_, a := q.activeQ.Get(key)
 	_, b := q.backoffQ.Get(key)
 	_, e := q.errorBackoffQ.Get(key)
-	_, u := q.unschedulable[key]
+	_, u := q.unschedulable.get(key)
 	return a || b || e || u
 }
 
@@ -313,7 +313,7 @@ func (q *PriorityQueue) has(key string) bool {
 func (q *PriorityQueue) requeue(p *framework.QueuedPodInfo, s queueingStrategy, event string) {
 	switch {
 	case s == queueSkip:
-		q.unschedulable[qKey(p)] = p
+		q.unschedulable.add(qKey(p), p)
 		metrics.QueueIncomingPods.WithLabelValues(metrics.UnschedulableQ, event).Inc()
 	case s == queueAfterBackoff && q.isBackingOff(p):
 		q.moveToBackoffQ(p, event)
@@ -330,14 +330,14 @@ func (q *PriorityQueue) FlushUnschedulablePodsLeftover() {
 	defer q.lock.Unlock()
 	now := q.clock.Now()
 	var due []*framework.QueuedPodInfo
-	for _, p := range q.unschedulable {
+	for _, p := range q.unschedulable.pods {
 		if now.Sub(p.Timestamp) >= q.opts.MaxInUnschedulable {
 			due = append(due, p)
 		}
 	}
 	for _, p := range due {
 		p.MovedByFlush = true
-		delete(q.unschedulable, qKey(p))
+		q.unschedulable.delete(qKey(p))
 		q.requeue(p, queueAfterBackoff, framework.EventUnschedulableTimeout.String())
 	}
 }
@@ -367,14 +367,14 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 			return
 		}
 	}
-	if p, ok := q.unschedulable[key]; ok {
+	if p, ok := q.unschedulable.get(key); ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		for _, ev := range events {
 			if !q.concernsGate(p, ev) {
 				continue
 			}
 			if s := q.isPodWorthRequeuing(p, ev, oldPod, newPod); s != queueSkip {
-				delete(q.unschedulable, key)
+				q.unschedulable.delete(key)
 				q.requeue(p, s, ev.String())
 				return
 			}
@@ -392,7 +392,7 @@ func (q *PriorityQueue) Delete(pod *v1.Pod) {
 	q.activeQ.Delete(key)
 	q.backoffQ.Delete(key)
 	q.errorBackoffQ.Delete(key)
-	delete(q.unschedulable, key)
+	q.unschedulable.delete(key)
 	q.Nominator.DeleteNominatedPodIfExists(pod)
 }
 
@@ -408,7 +408,7 @@ func (q *PriorityQueue) Has(pod *v1.Pod) bool {
 func (q *PriorityQueue) Counts() (active, backoff, unschedulable int) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	return q.activeQ.Len(), q.backoffQ.Len() + q.errorBackoffQ.Len(), len(q.unschedulable)
+	return q.activeQ.Len(), q.backoffQ.Len() + q.errorBackoffQ.Len(), q.unschedulable.len()
 }
 
 // InFlight counts popped pods not yet reported back.
@@ -428,7 +428,7 @@ func (q *PriorityQueue) PendingPods() []*v1.Pod {
 			out = append(out, p.Pod)
 		}
 	}
-	for _, p := range q.unschedulable {
+	for _, p := range q.unschedulable.pods {
 		out = append(out, p.Pod)
 	}
 	return out

@@ -66,7 +66,7 @@ func where(q *PriorityQueue, pod *v1.Pod) string {
 	if _, ok := q.errorBackoffQ.Get(key); ok {
 		return "errorBackoff"
 	}
-	if _, ok := q.unschedulable[key]; ok {
+	if _, ok := q.unschedulable.get(key); ok {
 		return "unschedulable"
 	}
 	if _, ok := q.inFlightPods[pod.UID]; ok {

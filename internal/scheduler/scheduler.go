@@ -48,6 +48,19 @@ func (l *lazyNominator) DeleteNominatedPodIfExists(pod *v1.Pod) {
 	}
 }
 
+func (l *lazyNominator) NominatedVersion() uint64 {
+	if l.n == nil {
+		return 0
+	}
+	return l.n.NominatedVersion()
+}
+
+func (l *lazyNominator) RangeNominated(fn func(node string)) {
+	if l.n != nil {
+		l.n.RangeNominated(fn)
+	}
+}
+
 func (l *lazyNominator) NominatedPodsForNode(node string) []*framework.PodInfo {
 	if l.n == nil {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/kubesched/kubesched/internal/simulator/timeline"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -103,20 +104,68 @@ func (tw twin) both(fn func(w *simulator.World) error) error {
 	return fn(tw.off)
 }
 
-// placements lists every pod's node and nomination.
+// placements lists every pod's node, nomination and, for a pod that fits
+// nowhere, its PodScheduled condition (the FitError's message, with
+// preemption's part).
 func placements(w *simulator.World) map[string]string {
 	out := map[string]string{}
 	for _, p := range w.Store.Pods() {
-		out[p.Namespace+"/"+p.Name] = p.Spec.NodeName + "|" + p.Status.NominatedNodeName
+		v := p.Spec.NodeName + "|" + p.Status.NominatedNodeName
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+				v += "|" + c.Reason + ": " + c.Message
+			}
+		}
+		out[p.Namespace+"/"+p.Name] = v
 	}
 	return out
 }
 
+// failuresSeen counts the pods a world left unschedulable with a FitError
+// and those nominated, so the comparison is known to cover both.
+func failuresSeen(w *simulator.World) (fitErrors, nominated int) {
+	for _, p := range w.Store.Pods() {
+		if p.Status.NominatedNodeName != "" {
+			nominated++
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Reason == v1.PodReasonUnschedulable && strings.Contains(c.Message, "nodes are available") {
+				fitErrors++
+			}
+		}
+	}
+	return fitErrors, nominated
+}
+
 func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
+	type twinCase struct {
+		name string
+		seed int64
+		opts clustergen.Options
+		// underPressure: more pods than room, so that pods fit nowhere,
+		// preempt and wait nominated; the case must show both.
+		underPressure bool
+	}
+	var cases []twinCase
 	for seed := int64(1); seed <= 12; seed++ {
 		wl := clustergen.Workloads[int(seed)%len(clustergen.Workloads)]
-		t.Run(fmt.Sprintf("seed %d, workload %q, with node updates and deletions and pod churn", seed, wl), func(t *testing.T) {
-			opts := clustergen.Options{Nodes: 20 + int(seed)*7, Pods: 400, RunningFraction: 0.3, Seed: seed, Workload: wl}
+		cases = append(cases, twinCase{
+			name: fmt.Sprintf("seed %d, workload %q, with node updates and deletions and pod churn", seed, wl),
+			seed: seed,
+			opts: clustergen.Options{Nodes: 20 + int(seed)*7, Pods: 400, RunningFraction: 0.3, Seed: seed, Workload: wl},
+		})
+	}
+	for seed := int64(13); seed <= 18; seed++ {
+		cases = append(cases, twinCase{
+			name:          fmt.Sprintf("seed %d, more pods than room: pods that fit nowhere, preemption and nominated pods, with churn", seed),
+			seed:          seed,
+			opts:          clustergen.Options{Nodes: 6 + int(seed)%4, Pods: 400, RunningFraction: 0.5, Seed: seed},
+			underPressure: true,
+		})
+	}
+	for _, tc := range cases {
+		seed, opts := tc.seed, tc.opts
+		t.Run(tc.name, func(t *testing.T) {
 			mk := func(cache bool) *simulator.World {
 				w, err := simulator.NewWorld(context.Background(), clusterFromObjects(t, opts), simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), seed, scheduler.WithEquivalenceCache(cache))
 				if err != nil {
@@ -126,7 +175,7 @@ func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
 			}
 			tw := twin{on: mk(true), off: mk(false)}
 			r := rand.New(rand.NewSource(seed))
-			decisions := 0
+			decisions, fitErrors, nominated := 0, 0, 0
 			for step := 0; step < 600; step++ {
 				if r.Intn(4) == 0 {
 					op := churn(r, tw.on)
@@ -162,10 +211,16 @@ func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
 				if len(a) != len(b) {
 					t.Fatalf("step %d: %d pods with the cache, %d without", step, len(a), len(b))
 				}
+				f, n := failuresSeen(tw.on)
+				fitErrors, nominated = max(fitErrors, f), max(nominated, n)
 			}
 			if decisions < 100 {
 				t.Errorf("only %d scheduling decisions were compared", decisions)
 			}
+			if tc.underPressure && (fitErrors == 0 || nominated == 0) {
+				t.Errorf("%d pods fit nowhere and %d were nominated: the failing path was not compared", fitErrors, nominated)
+			}
+			t.Logf("%d decisions; at most %d pods unschedulable and %d nominated at once", decisions, fitErrors, nominated)
 		})
 	}
 }

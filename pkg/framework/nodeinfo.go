@@ -304,12 +304,14 @@ func (n *NodeInfo) Snapshot() *NodeInfo {
 		podsWithRequiredAntiAffinity: append([]*PodInfo(nil), n.podsWithRequiredAntiAffinity...),
 		requested:                    *n.requested.Clone(),
 		nonZeroRequested:             *n.nonZeroRequested.Clone(),
-		allocatable:                  *n.allocatable.Clone(),
-		usedPorts:                    n.usedPorts.Clone(),
-		imageStates:                  n.imageStates,
-		declaredFeatures:             n.declaredFeatures,
-		generation:                   n.generation,
-		index:                        n.index,
+		// allocatable is only ever replaced whole (SetNode), never
+		// changed in place: the copy shares its scalar map.
+		allocatable:      n.allocatable,
+		usedPorts:        n.usedPorts.Clone(),
+		imageStates:      n.imageStates,
+		declaredFeatures: n.declaredFeatures,
+		generation:       n.generation,
+		index:            n.index,
 	}
 	return out
 }

@@ -96,7 +96,8 @@ func (r *Resource) Get(name v1.ResourceName) int64 {
 // Clone deep-copies r.
 func (r *Resource) Clone() *Resource {
 	out := *r
-	if r.Scalar != nil {
+	out.Scalar = nil
+	if len(r.Scalar) > 0 {
 		out.Scalar = make(map[v1.ResourceName]int64, len(r.Scalar))
 		for k, v := range r.Scalar {
 			out.Scalar[k] = v

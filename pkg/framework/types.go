@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -183,7 +184,7 @@ type NodeToStatus struct {
 	// thousands for a pod that most nodes reject, and only a failed cycle
 	// reads them by name.
 	m                 map[string]*Status
-	once              sync.Once // builds m; Get may be called in parallel
+	mu                sync.Mutex // guards building m; Get may be called in parallel
 	infos             []*NodeInfo
 	sts               []*Status
 	AbsentNodesStatus *Status
@@ -208,16 +209,65 @@ func (n *NodeToStatus) Reserve(size int) {
 }
 
 func (n *NodeToStatus) materialize() {
-	n.once.Do(func() {
-		if n.m != nil {
-			return
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m != nil {
+		return
+	}
+	n.m = make(map[string]*Status, len(n.infos))
+	for i, ni := range n.infos {
+		n.m[ni.NodeName()] = n.sts[i]
+	}
+	n.infos, n.sts = nil, nil
+}
+
+// each calls fn with every recorded status, in no order.
+func (n *NodeToStatus) each(fn func(*Status)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		for _, st := range n.sts {
+			fn(st)
 		}
-		n.m = make(map[string]*Status, len(n.infos))
-		for i, ni := range n.infos {
-			n.m[ni.NodeName()] = n.sts[i]
+		return
+	}
+	for _, st := range n.m {
+		fn(st)
+	}
+}
+
+// StatusesOf returns, in order, the status Get returns for each of nodes
+// (a snapshot's list, each NodeInfo at its Index). Statuses added with
+// AddNew for NodeInfos of that list are read by position, without
+// building the map by name.
+func (n *NodeToStatus) StatusesOf(nodes []*NodeInfo) []*Status {
+	out := make([]*Status, len(nodes))
+	n.mu.Lock()
+	infos, sts := n.infos, n.sts
+	byPosition := n.m == nil
+	if byPosition {
+		for i, ni := range infos {
+			j := ni.Index()
+			if j < 0 || j >= len(nodes) || nodes[j] != ni || sts[i] == nil {
+				byPosition = false
+				break
+			}
+			out[j] = sts[i]
 		}
-		n.infos, n.sts = nil, nil
-	})
+	}
+	n.mu.Unlock()
+	if !byPosition {
+		for j, ni := range nodes {
+			out[j] = n.Get(ni.NodeName())
+		}
+		return out
+	}
+	for j := range out {
+		if out[j] == nil {
+			out[j] = n.AbsentNodesStatus
+		}
+	}
+	return out
 }
 
 // Set records a node's status.
@@ -305,10 +355,44 @@ func (f *FitError) reasonHistogram() string {
 	}
 	counts := map[string]int{}
 	if nts := f.Diagnosis.NodeToStatus; nts != nil {
-		nts.materialize()
-		for _, st := range nts.m {
-			for _, r := range st.Reasons() {
-				counts[r]++
+		// Thousands of nodes, a handful of distinct reason lists: count
+		// the lists first (by a short scan, then by a map past 16), then
+		// their reasons.
+		type group struct {
+			reasons []string
+			n       int
+		}
+		var groups []group
+		var index map[string]int
+		nts.each(func(st *Status) {
+			rs := st.Reasons()
+			if index == nil {
+				for i := range groups {
+					if slices.Equal(groups[i].reasons, rs) {
+						groups[i].n++
+						return
+					}
+				}
+				if len(groups) < 16 {
+					groups = append(groups, group{rs, 1})
+					return
+				}
+				index = map[string]int{}
+				for i, g := range groups {
+					index[strings.Join(g.reasons, "\x00")] = i
+				}
+			}
+			k := strings.Join(rs, "\x00")
+			if i, ok := index[k]; ok {
+				groups[i].n++
+				return
+			}
+			index[k] = len(groups)
+			groups = append(groups, group{rs, 1})
+		})
+		for _, g := range groups {
+			for _, r := range g.reasons {
+				counts[r] += g.n
 			}
 		}
 		// Nodes cut by a PreFilter restriction count under its status.

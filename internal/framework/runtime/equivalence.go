@@ -71,10 +71,21 @@ type cachedPlugin struct {
 // eqClass is one class of pods: per node (by Index), its entry and the
 // score cells of the cached score plugins.
 type eqClass struct {
-	key      string
-	entries  []eqEntry
-	scores   []scoreCell // node index * numScore + score slot
-	lastUsed uint64
+	key     string
+	entries []eqEntry
+	scores  []scoreCell // node index * numScore + score slot
+	// nominated holds, per node index, the verdict with nominated pods
+	// added (sized only once some pod is nominated).
+	nominated []eqNominated
+	lastUsed  uint64
+}
+
+// eqNominated is a class's Filter verdict on a node of generation gen
+// with the nominated pods pods added (in that order): nil for success.
+type eqNominated struct {
+	gen    int64
+	pods   []*framework.PodInfo
+	status *framework.Status
 }
 
 // eqEntry is what a class knows about one node, for the node's generation

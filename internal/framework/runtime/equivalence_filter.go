@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -57,6 +58,41 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 	return nil
 }
 
+// sizeNominated makes room for the verdicts with nominated pods.
+func (cy *eqCycle) sizeNominated(numNodes int) {
+	if cl := cy.class; cl != nil && len(cl.nominated) < numNodes {
+		cl.nominated = append(cl.nominated, make([]eqNominated, numNodes-len(cl.nominated))...)
+	}
+}
+
+// nominatedVerdict returns the class's verdict on ni with the nominated
+// pods pods added, when recorded for ni's generation and the same pods
+// (PodInfos are replaced, never changed, when their pod changes). Only a
+// cycle whose every filter plugin is cached has one: the verdict is then
+// a function of the class and the node's content.
+func (cy *eqCycle) nominatedVerdict(ni *framework.NodeInfo, pods []*framework.PodInfo) (*framework.Status, bool) {
+	if cy == nil || !cy.cachedOnly || ni.Index() < 0 || ni.Index() >= len(cy.class.nominated) {
+		return nil, false
+	}
+	e := &cy.class.nominated[ni.Index()]
+	if e.gen != ni.Generation() || e.pods == nil || !slices.Equal(e.pods, pods) {
+		return nil, false
+	}
+	return e.status, true
+}
+
+// recordNominated records st as the class's verdict on ni with pods
+// added; an error is not recorded.
+func (cy *eqCycle) recordNominated(ni *framework.NodeInfo, pods []*framework.PodInfo, st *framework.Status) {
+	if cy == nil || !cy.cachedOnly || ni.Index() < 0 || ni.Index() >= len(cy.class.nominated) {
+		return
+	}
+	if !st.IsSuccess() && !st.IsRejected() {
+		return
+	}
+	cy.class.nominated[ni.Index()] = eqNominated{gen: ni.Generation(), pods: pods, status: st}
+}
+
 // listGenerations returns the generations Options.NodeGenerations keeps
 // beside its list when nodes is that list itself (not a subset PreFilter left):
 // then position j of nodes is Index j and its generation is gens[j], and
@@ -80,13 +116,15 @@ func (f *Framework) listGenerations(nodes []*framework.NodeInfo) []int64 {
 // nodes whose verdicts it does not hold. It returns how many nodes it
 // evaluated: n, or the position of the first miss past that bound, or 0
 // when the cache cannot serve this cycle (no class, a filter plugin that
-// is not cached, pods nominated somewhere). The caller evaluates the rest
+// is not cached). A node that gets nominated pods is evaluated in full and
+// counts as a miss. The caller evaluates the rest
 // as without the cache; verdicts do not depend on who computes them.
 func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, n int, statuses []*framework.Status) int {
 	cy := f.cycleOf(state)
-	if cy == nil || !cy.cachedOnly || (f.opts.Nominator != nil && f.opts.Nominator.HasNominatedPods()) {
+	if cy == nil || !cy.cachedOnly {
 		return 0
 	}
+	nominated := f.nominatedView()
 	entries, all := cy.class.entries, cy.filteredAll
 	gens := f.listGenerations(nodes)
 	misses := 0
@@ -99,9 +137,17 @@ func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.Cyc
 		} else {
 			idx, gen = nodes[j].Index(), nodes[j].Generation()
 		}
-		if idx >= 0 && idx < len(entries) && entries[idx].gen == gen && entries[idx].filtered >= all {
+		switch {
+		case nominated != nil && len(f.nominatedFor(nominated, pod, nodes[j])) > 0:
+			// Nominated pods are added to this node: evaluated in full.
+			if misses == maxSerialMisses {
+				return i
+			}
+			misses++
+			statuses[i] = f.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodes[j])
+		case idx >= 0 && idx < len(entries) && entries[idx].gen == gen && entries[idx].filtered >= all:
 			statuses[i] = entries[idx].rejection
-		} else {
+		default:
 			if misses == maxSerialMisses {
 				return i
 			}

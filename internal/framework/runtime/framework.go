@@ -40,11 +40,7 @@ type Options struct {
 	// when unset).
 	Rand *rand.Rand
 	// Nominator, if set, lets Filter account for pods nominated to a node.
-	Nominator interface {
-		HasNominatedPods() bool
-		NominatedPodsForNode(node string) []*framework.PodInfo
-		DeleteNominatedPodIfExists(pod *v1.Pod)
-	}
+	Nominator Nominator
 	// Listers read namespaces, services, controllers, PDBs and storage
 	// objects; empty when unset.
 	Listers *framework.Listers
@@ -120,6 +116,9 @@ type Framework struct {
 	eq *equivalenceCache
 	// preFilterSkips and preScoreSkips hold the cycles' skip lists.
 	preFilterSkips, preScoreSkips skipSets
+	// nominated keeps the last view of the nominated pods a pod's Filter
+	// adds (nominated.go).
+	nominated nominatedViews
 }
 
 // extensionPoint names a point, the config's set for it and a function that

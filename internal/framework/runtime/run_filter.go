@@ -7,7 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -99,6 +98,9 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 	}
 	if f.eq != nil {
 		f.eq.beginCycle(state, state.PodInfoOf(pod), skip, f.filter, len(nodes))
+		if f.opts.Nominator != nil && f.opts.Nominator.HasNominatedPods() {
+			f.eq.cycle.sizeNominated(len(nodes))
+		}
 	}
 	if result != nil {
 		// A sorted set, as kube-scheduler names them to the nodes left out.
@@ -166,38 +168,39 @@ func (f *Framework) runFilter(ctx context.Context, pl framework.FilterPlugin, st
 // there (they must still fit), once without them (pod affinity may need
 // them absent to pass); both must pass.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, info *framework.NodeInfo) *framework.Status {
-	if f.opts.Nominator == nil || !f.opts.Nominator.HasNominatedPods() {
-		if cy := f.cycleOf(state); cy != nil {
-			return f.runFilterPluginsCached(ctx, state, pod, info, cy)
-		}
-		return f.RunFilterPlugins(ctx, state, pod, info)
-	}
 	// The node and the cycle state are copied only when some nominated
 	// pod of higher or equal priority is added.
-	var withNominated *framework.NodeInfo
-	var stateWith *framework.CycleState
-	prio := corev1helpers.PodPriority(pod)
-	for _, pi := range f.opts.Nominator.NominatedPodsForNode(info.NodeName()) {
-		if pi.Pod.UID == pod.UID || corev1helpers.PodPriority(pi.Pod) < prio {
-			continue
+	cy := f.cycleOf(state)
+	if nominated := f.nominatedFor(f.nominatedView(), pod, info); len(nominated) > 0 {
+		if st, ok := cy.nominatedVerdict(info, nominated); ok {
+			if !st.IsSuccess() {
+				return st
+			}
+		} else {
+			st := f.filterWithNominated(ctx, state, pod, info, nominated)
+			cy.recordNominated(info, nominated, st)
+			if !st.IsSuccess() {
+				return st
+			}
 		}
-		if withNominated == nil {
-			withNominated, stateWith = info.Snapshot(), state.Clone()
-		}
+	}
+	if cy != nil {
+		return f.runFilterPluginsCached(ctx, state, pod, info, cy)
+	}
+	return f.RunFilterPlugins(ctx, state, pod, info)
+}
+
+// filterWithNominated runs Filter on a copy of info with the nominated
+// pods added (and a copy of state told of them).
+func (f *Framework) filterWithNominated(ctx context.Context, state *framework.CycleState, pod *v1.Pod, info *framework.NodeInfo, nominated []*framework.PodInfo) *framework.Status {
+	withNominated, stateWith := info.Snapshot(), state.Clone()
+	for _, pi := range nominated {
 		withNominated.AddPodInfo(pi)
 		if st := f.RunPreFilterExtensionAddPod(ctx, stateWith, pod, pi, withNominated); !st.IsSuccess() {
 			return st
 		}
 	}
-	if withNominated != nil {
-		if st := f.RunFilterPlugins(ctx, stateWith, pod, withNominated); !st.IsSuccess() {
-			return st
-		}
-	}
-	if cy := f.cycleOf(state); cy != nil {
-		return f.runFilterPluginsCached(ctx, state, pod, info, cy)
-	}
-	return f.RunFilterPlugins(ctx, state, pod, info)
+	return f.RunFilterPlugins(ctx, stateWith, pod, withNominated)
 }
 
 // RunPreFilterExtensionAddPod implements framework.Handle.

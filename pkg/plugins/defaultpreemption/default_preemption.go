@@ -174,9 +174,17 @@ func (pl *DefaultPreemption) numCandidates(n int) int {
 func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framework.CycleState, pod *v1.Pod, all []*framework.NodeInfo, m framework.NodeToStatusReader) ([]candidate, *framework.NodeToStatus, error) {
 	statuses := framework.NewNodeToStatus()
 	var potential []*framework.NodeInfo
-	for _, ni := range all {
-		if m.Get(ni.NodeName()).Code() == framework.Unschedulable {
-			potential = append(potential, ni)
+	if nts, ok := m.(*framework.NodeToStatus); ok {
+		for j, st := range nts.StatusesOf(all) {
+			if st.Code() == framework.Unschedulable {
+				potential = append(potential, all[j])
+			}
+		}
+	} else {
+		for _, ni := range all {
+			if m.Get(ni.NodeName()).Code() == framework.Unschedulable {
+				potential = append(potential, ni)
+			}
 		}
 	}
 	if len(potential) == 0 {
@@ -198,7 +206,7 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 	var errs []error
 	for i := range potential {
 		ni := potential[(offset+i)%len(potential)]
-		victims, violations, st := pl.selectVictimsOnNode(ctx, state.Clone(), pod, ni.Snapshot(), pdbs)
+		victims, violations, st := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
 		if st.IsSuccess() && len(victims) > 0 {
 			c := candidate{node: ni.NodeName(), victims: victims, pdbViolations: violations}
 			if violations == 0 {
@@ -227,7 +235,7 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 }
 
 // selectVictimsOnNode removes every lower-priority pod from a copy of the
-// node; if the pod then fits, it puts them back one by one, most important
+// node (and of state: neither ni nor state is changed); if the pod then fits, it puts them back one by one, most important
 // first (those whose eviction would violate a PDB before the others), and
 // keeps as victims only those without which the pod no longer fits.
 func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
@@ -241,6 +249,7 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 	if len(potential) == 0 {
 		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
 	}
+	state, ni = state.Clone(), ni.Snapshot()
 	remove := func(pi *framework.PodInfo) error {
 		if err := ni.RemovePod(pi.Pod); err != nil {
 			return err

@@ -1,0 +1,123 @@
+package runtime
+
+import (
+	"sync"
+	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// Nominator is what the framework reads of the pods nominated to nodes by
+// preemption.
+type Nominator interface {
+	HasNominatedPods() bool
+	NominatedPodsForNode(node string) []*framework.PodInfo
+	DeleteNominatedPodIfExists(pod *v1.Pod)
+	// NominatedVersion changes whenever a nomination is added or removed.
+	NominatedVersion() uint64
+	// RangeNominated calls fn for every node with nominated pods, under
+	// the nominator's lock: fn must not call the nominator.
+	RangeNominated(fn func(node string))
+}
+
+// nominatedView marks, for one version of the nominator, the nodes of the
+// snapshot's list that have nominated pods, so that Filter asks the
+// nominator only about those: most nodes have none, and they take the path
+// without nominated pods (and the equivalence cache). Built once per
+// version, read concurrently.
+type nominatedView struct {
+	version uint64
+	// list is the node list of Options.NodeGenerations; bit i of marked is
+	// set when list[i]'s node has nominated pods. marked is nil when some
+	// nominated node is not in list: every node is then asked by name. A
+	// NodeInfo whose Index does not name its own node in list is asked by
+	// name too.
+	list   []*framework.NodeInfo
+	marked []uint64
+}
+
+// nominatedViews builds and keeps the last view.
+type nominatedViews struct {
+	mu   sync.Mutex
+	last atomic.Pointer[nominatedView]
+}
+
+// nominatedView returns the current view, nil when no pod is nominated
+// anywhere.
+func (f *Framework) nominatedView() *nominatedView {
+	nom := f.opts.Nominator
+	if nom == nil || !nom.HasNominatedPods() {
+		return nil
+	}
+	version := nom.NominatedVersion()
+	var list []*framework.NodeInfo
+	if f.opts.NodeGenerations != nil {
+		list, _ = f.opts.NodeGenerations.List()
+	}
+	if v := f.nominated.last.Load(); v.matches(version, list) {
+		return v
+	}
+	f.nominated.mu.Lock()
+	defer f.nominated.mu.Unlock()
+	if v := f.nominated.last.Load(); v.matches(version, list) {
+		return v
+	}
+	v := &nominatedView{version: version, list: list}
+	if len(list) > 0 && f.opts.Snapshot != nil {
+		v.marked = make([]uint64, (len(list)+63)/64)
+		infos := f.opts.Snapshot.NodeInfos()
+		nom.RangeNominated(func(node string) {
+			if v.marked == nil {
+				return
+			}
+			i := -1
+			ni, err := infos.Get(node)
+			if err == nil {
+				i = ni.Index()
+			}
+			if i < 0 || i >= len(list) || list[i] != ni {
+				v.marked = nil
+				return
+			}
+			v.marked[i/64] |= 1 << (i % 64)
+		})
+	}
+	f.nominated.last.Store(v)
+	return v
+}
+
+func (v *nominatedView) matches(version uint64, list []*framework.NodeInfo) bool {
+	return v != nil && v.version == version && len(v.list) == len(list) && (len(list) == 0 || &v.list[0] == &list[0])
+}
+
+// nominatedFor returns the pods nominated to info's node that Filter adds
+// for pod: those of pod's priority or higher, other than pod itself. The
+// slice is the nominator's (not to be modified) when every pod of it
+// counts, else a new one.
+func (f *Framework) nominatedFor(v *nominatedView, pod *v1.Pod, info *framework.NodeInfo) []*framework.PodInfo {
+	if v == nil {
+		return nil
+	}
+	if i := info.Index(); v.marked != nil && i >= 0 && i < len(v.list) && v.list[i].NodeName() == info.NodeName() &&
+		v.marked[i/64]&(1<<(i%64)) == 0 {
+		return nil
+	}
+	pods := f.opts.Nominator.NominatedPodsForNode(info.NodeName())
+	prio := corev1helpers.PodPriority(pod)
+	for i, pi := range pods {
+		if pi.Pod.UID == pod.UID || corev1helpers.PodPriority(pi.Pod) < prio {
+			// Some do not count: keep those that do.
+			out := append([]*framework.PodInfo(nil), pods[:i]...)
+			for _, pi := range pods[i+1:] {
+				if pi.Pod.UID != pod.UID && corev1helpers.PodPriority(pi.Pod) >= prio {
+					out = append(out, pi)
+				}
+			}
+			return out
+		}
+	}
+	return pods
+}
