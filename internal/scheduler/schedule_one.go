@@ -499,6 +499,9 @@ func NumFeasibleNodesToFind(percentage int32, numAllNodes int32) int32 {
 // workers race to fill the quota, nodes are checked in windows and the
 // results taken in node order, so the same input always yields the same
 // feasible set (the simulator's byte-identical promise) at nearly the same cost.
+// filterPart is how many nodes a Filter worker takes at a time.
+const filterPart = 16
+
 func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, diagnosis *framework.Diagnosis, nodes []*framework.NodeInfo, every bool) ([]*framework.NodeInfo, error) {
 	numAll := len(nodes)
 	if numAll == 0 {
@@ -552,15 +555,19 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 				firstErr.CompareAndSwap(nil, st)
 			}
 		}
-		if done < window {
-			par.Until(ctx, window-done, func(i int) {
-				i += done
-				ni := nodes[(start+base+i)%numAll]
-				st := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
-				if st.Code() == framework.Error {
-					firstErr.CompareAndSwap(nil, st)
+		if left := window - done; left > 0 {
+			// Workers take the rest in parts of filterPart nodes.
+			parts := (left + filterPart - 1) / filterPart
+			par.Until(ctx, parts, func(p int) {
+				from := done + p*filterPart
+				n := min(filterPart, window-from)
+				out := statuses[base+from : base+from+n]
+				fwk.FilterRange(ctx, state, pod, nodes, start+base+from, n, out)
+				for _, st := range out {
+					if st.Code() == framework.Error {
+						firstErr.CompareAndSwap(nil, st)
+					}
 				}
-				statuses[base+i] = st
 			})
 		}
 		if st := firstErr.Load(); st != nil {

@@ -116,17 +116,45 @@ func (f *Framework) listGenerations(nodes []*framework.NodeInfo) []int64 {
 // nodes whose verdicts it does not hold. It returns how many nodes it
 // evaluated: n, or the position of the first miss past that bound, or 0
 // when the cache cannot serve this cycle (no class, a filter plugin that
-// is not cached). A node that gets nominated pods is evaluated in full and
-// counts as a miss. The caller evaluates the rest
+// is not cached). A node that gets nominated pods takes their verdict
+// from the cache too. The caller evaluates the rest
 // as without the cache; verdicts do not depend on who computes them.
 func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, n int, statuses []*framework.Status) int {
 	cy := f.cycleOf(state)
 	if cy == nil || !cy.cachedOnly {
 		return 0
 	}
-	nominated := f.nominatedView()
+	return f.filterRange(ctx, state, pod, cy, nodes, start, n, statuses, maxSerialMisses)
+}
+
+// FilterRange evaluates Filter on nodes[(start+i)%len(nodes)], i < n,
+// writing statuses[i], as RunFilterPluginsWithNominatedPods does for each;
+// through the equivalence cache by position when it serves the cycle, so
+// that the nodes it holds verdicts for are not read at all. Workers call
+// it on parts of a pass.
+func (f *Framework) FilterRange(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo, start, n int, statuses []*framework.Status) {
+	if cy := f.cycleOf(state); cy != nil && cy.cachedOnly {
+		f.filterRange(ctx, state, pod, cy, nodes, start, n, statuses, -1)
+		return
+	}
+	j := start % len(nodes)
+	for i := 0; i < n; i++ {
+		statuses[i] = f.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodes[j])
+		if j++; j == len(nodes) {
+			j = 0
+		}
+	}
+}
+
+// filterRange is FilterCachedPrefix's pass, stopping at the first miss
+// past maxMisses (none when negative).
+func (f *Framework) filterRange(ctx context.Context, state *framework.CycleState, pod *v1.Pod, cy *eqCycle, nodes []*framework.NodeInfo, start, n int, statuses []*framework.Status, maxMisses int) int {
+	view := f.nominatedView()
 	entries, all := cy.class.entries, cy.filteredAll
 	gens := f.listGenerations(nodes)
+	// byPosition: the view's marks are by position in nodes itself, so an
+	// unmarked node is known without reading its NodeInfo.
+	byPosition := gens != nil && view.marksList(nodes)
 	misses := 0
 	j := start % len(nodes)
 	for i := 0; i < n; i++ {
@@ -137,18 +165,32 @@ func (f *Framework) FilterCachedPrefix(ctx context.Context, state *framework.Cyc
 		} else {
 			idx, gen = nodes[j].Index(), nodes[j].Generation()
 		}
+		cached := idx >= 0 && idx < len(entries) && entries[idx].gen == gen && entries[idx].filtered >= all
+		var nominated []*framework.PodInfo
+		if view != nil && (!byPosition || view.markedAt(j)) {
+			nominated = f.nominatedFor(view, pod, nodes[j])
+		}
 		switch {
-		case nominated != nil && len(f.nominatedFor(nominated, pod, nodes[j])) > 0:
-			// Nominated pods are added to this node: evaluated in full.
-			if misses == maxSerialMisses {
+		case len(nominated) > 0:
+			// Nominated pods are added to this node: their verdict first,
+			// then (when they fit) the node's own.
+			if st, ok := cy.nominatedVerdict(nodes[j], nominated); ok && (!st.IsSuccess() || cached) {
+				if !st.IsSuccess() {
+					statuses[i] = st
+				} else {
+					statuses[i] = entries[idx].rejection
+				}
+				break
+			}
+			if misses == maxMisses {
 				return i
 			}
 			misses++
 			statuses[i] = f.RunFilterPluginsWithNominatedPods(ctx, state, pod, nodes[j])
-		case idx >= 0 && idx < len(entries) && entries[idx].gen == gen && entries[idx].filtered >= all:
+		case cached:
 			statuses[i] = entries[idx].rejection
 		default:
-			if misses == maxSerialMisses {
+			if misses == maxMisses {
 				return i
 			}
 			misses++

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -31,12 +32,21 @@ type Nominator interface {
 type nominatedView struct {
 	version uint64
 	// list is the node list of Options.NodeGenerations; bit i of marked is
-	// set when list[i]'s node has nominated pods. marked is nil when some
-	// nominated node is not in list: every node is then asked by name. A
-	// NodeInfo whose Index does not name its own node in list is asked by
-	// name too.
-	list   []*framework.NodeInfo
-	marked []uint64
+	// set when list[i]'s node has nominated pods, and nominees[i] holds
+	// them. marked is nil when some nominated node is not in list: every
+	// node is then asked by name. A NodeInfo whose Index does not name its
+	// own node in list is asked by name too.
+	list     []*framework.NodeInfo
+	marked   []uint64
+	nominees map[int]nominees
+}
+
+// nominees are the pods nominated to one node, with what Filter checks of
+// each beside them.
+type nominees struct {
+	pods       []*framework.PodInfo
+	uids       []types.UID
+	priorities []int32
 }
 
 // nominatedViews builds and keeps the last view.
@@ -68,22 +78,31 @@ func (f *Framework) nominatedView() *nominatedView {
 	v := &nominatedView{version: version, list: list}
 	if len(list) > 0 && f.opts.Snapshot != nil {
 		v.marked = make([]uint64, (len(list)+63)/64)
+		v.nominees = map[int]nominees{}
 		infos := f.opts.Snapshot.NodeInfos()
-		nom.RangeNominated(func(node string) {
-			if v.marked == nil {
-				return
-			}
+		var nodes []string
+		nom.RangeNominated(func(node string) { nodes = append(nodes, node) })
+		for _, node := range nodes {
 			i := -1
 			ni, err := infos.Get(node)
 			if err == nil {
 				i = ni.Index()
 			}
 			if i < 0 || i >= len(list) || list[i] != ni {
-				v.marked = nil
-				return
+				v.marked, v.nominees = nil, nil
+				break
+			}
+			pods := nom.NominatedPodsForNode(node)
+			if len(pods) == 0 {
+				continue
+			}
+			n := nominees{pods: pods, uids: make([]types.UID, len(pods)), priorities: make([]int32, len(pods))}
+			for k, pi := range pods {
+				n.uids[k], n.priorities[k] = pi.Pod.UID, corev1helpers.PodPriority(pi.Pod)
 			}
 			v.marked[i/64] |= 1 << (i % 64)
-		})
+			v.nominees[i] = n
+		}
 	}
 	f.nominated.last.Store(v)
 	return v
@@ -93,6 +112,15 @@ func (v *nominatedView) matches(version uint64, list []*framework.NodeInfo) bool
 	return v != nil && v.version == version && len(v.list) == len(list) && (len(list) == 0 || &v.list[0] == &list[0])
 }
 
+// marksList: the view's marks are by position in nodes (the snapshot's
+// list itself).
+func (v *nominatedView) marksList(nodes []*framework.NodeInfo) bool {
+	return v != nil && v.marked != nil && len(v.list) == len(nodes) && len(nodes) > 0 && &v.list[0] == &nodes[0]
+}
+
+// markedAt: the node at position i of the list has nominated pods.
+func (v *nominatedView) markedAt(i int) bool { return v.marked[i/64]&(1<<(i%64)) != 0 }
+
 // nominatedFor returns the pods nominated to info's node that Filter adds
 // for pod: those of pod's priority or higher, other than pod itself. The
 // slice is the nominator's (not to be modified) when every pod of it
@@ -101,19 +129,31 @@ func (f *Framework) nominatedFor(v *nominatedView, pod *v1.Pod, info *framework.
 	if v == nil {
 		return nil
 	}
-	if i := info.Index(); v.marked != nil && i >= 0 && i < len(v.list) && v.list[i].NodeName() == info.NodeName() &&
-		v.marked[i/64]&(1<<(i%64)) == 0 {
-		return nil
+	var pods []*framework.PodInfo
+	var uids []types.UID
+	var priorities []int32
+	i := info.Index()
+	if v.marked != nil && i >= 0 && i < len(v.list) && (v.list[i] == info || v.list[i].NodeName() == info.NodeName()) {
+		if v.marked[i/64]&(1<<(i%64)) == 0 {
+			return nil
+		}
+		n := v.nominees[i]
+		pods, uids, priorities = n.pods, n.uids, n.priorities
+	} else {
+		pods = f.opts.Nominator.NominatedPodsForNode(info.NodeName())
+		uids, priorities = make([]types.UID, len(pods)), make([]int32, len(pods))
+		for k, pi := range pods {
+			uids[k], priorities[k] = pi.Pod.UID, corev1helpers.PodPriority(pi.Pod)
+		}
 	}
-	pods := f.opts.Nominator.NominatedPodsForNode(info.NodeName())
 	prio := corev1helpers.PodPriority(pod)
-	for i, pi := range pods {
-		if pi.Pod.UID == pod.UID || corev1helpers.PodPriority(pi.Pod) < prio {
+	for k := range pods {
+		if uids[k] == pod.UID || priorities[k] < prio {
 			// Some do not count: keep those that do.
-			out := append([]*framework.PodInfo(nil), pods[:i]...)
-			for _, pi := range pods[i+1:] {
-				if pi.Pod.UID != pod.UID && corev1helpers.PodPriority(pi.Pod) >= prio {
-					out = append(out, pi)
+			out := append([]*framework.PodInfo(nil), pods[:k]...)
+			for k++; k < len(pods); k++ {
+				if uids[k] != pod.UID && priorities[k] >= prio {
+					out = append(out, pods[k])
 				}
 			}
 			return out

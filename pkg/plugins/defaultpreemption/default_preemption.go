@@ -47,6 +47,8 @@ type DefaultPreemption struct {
 	// exec runs preemptions in the background; nil when the handle says
 	// preemption is synchronous (async.go).
 	exec *executor
+	// lowest keeps each node's lowest pod priority (lowest_priority.go).
+	lowest lowestPriorities
 }
 
 var (
@@ -225,7 +227,7 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 		if st.Code() == framework.Error {
 			errs = append(errs, st.AsError())
 		}
-		statuses.Set(ni.NodeName(), st)
+		statuses.AddNew(ni, st) // each potential node is tried once
 	}
 	var err error
 	if len(errs) > 0 {
@@ -240,6 +242,9 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 // keeps as victims only those without which the pod no longer fits.
 func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo, pdbs []*policyv1.PodDisruptionBudget) ([]*v1.Pod, int, *framework.Status) {
 	prio := corev1helpers.PodPriority(pod)
+	if pl.lowest.of(ni) >= prio {
+		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
+	}
 	var potential []*framework.PodInfo
 	for _, pi := range ni.Pods() {
 		if corev1helpers.PodPriority(pi.Pod) < prio {

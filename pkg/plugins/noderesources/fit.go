@@ -191,6 +191,27 @@ func (f *Fit) fits(s *preFilterState, ni *framework.NodeInfo) bool {
 	return true
 }
 
+// The reasons of the three resources every pod may request, made once: a
+// rejection of thousands of nodes shares the strings, and the FitError's
+// histogram compares them by pointer first.
+var (
+	insufficientCPU              = "Insufficient " + string(v1.ResourceCPU)
+	insufficientMemory           = "Insufficient " + string(v1.ResourceMemory)
+	insufficientEphemeralStorage = "Insufficient " + string(v1.ResourceEphemeralStorage)
+)
+
+func insufficient(name v1.ResourceName) string {
+	switch name {
+	case v1.ResourceCPU:
+		return insufficientCPU
+	case v1.ResourceMemory:
+		return insufficientMemory
+	case v1.ResourceEphemeralStorage:
+		return insufficientEphemeralStorage
+	}
+	return "Insufficient " + string(name)
+}
+
 // fitsRequest lists what does not fit, in upstream's order: pods, cpu,
 // memory, ephemeral-storage, then scalar resources by name.
 func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []InsufficientResource {
@@ -205,7 +226,7 @@ func (f *Fit) fitsRequest(s *preFilterState, ni *framework.NodeInfo) []Insuffici
 	}
 	check := func(name v1.ResourceName, req, alloc, used int64) {
 		if req > 0 && req > alloc-used {
-			out = append(out, InsufficientResource{ResourceName: name, Reason: "Insufficient " + string(name), Requested: req, Used: used, Capacity: alloc, Unresolvable: req > alloc})
+			out = append(out, InsufficientResource{ResourceName: name, Reason: insufficient(name), Requested: req, Used: used, Capacity: alloc, Unresolvable: req > alloc})
 		}
 	}
 	check(v1.ResourceCPU, s.MilliCPU, a.MilliCPU, r.MilliCPU)
