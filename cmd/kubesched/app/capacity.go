@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -24,8 +26,9 @@ func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command 
 	opts := options.NewOptions()
 	var max, maxNodes int
 	var addNodes, workload string
+	var headroom bool
 	cmd := &cobra.Command{
-		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --workload FILE [--max N] | --add-nodes NODE_FILE) [--config FILE] [-o table|json]",
+		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --workload FILE [--max N] | --headroom [--max N] | --add-nodes NODE_FILE) [--config FILE] [-o table|json]",
 		Short: "How many more copies of a pod fit, or how many nodes to add so that every pending pod does",
 		Long: `capacity simulates the cluster (its pending pods placed first), then places
 copies of the pod in --pod one at a time with the same scheduler until one
@@ -40,6 +43,11 @@ ReplicationController or Job), the workload joins the cluster as given, then
 is scaled up one replica at a time, its controller naming and labelling each
 pod (so default spreading and PodDisruptionBudgets apply), until a replica
 does not fit.
+
+With --headroom, it answers --workload's question for every Deployment,
+ReplicaSet, StatefulSet, ReplicationController and Job of the input, each
+alone (the cluster simulated afresh for each, the other workloads as they
+are): one table, one JSON.
 
 With --add-nodes NODE_FILE (a Node manifest as template), it answers the
 fewest nodes of that shape to add so that every pending pod of the cluster is
@@ -56,8 +64,14 @@ gives no answer: capacity says so and exits non-zero.`,
 					given++
 				}
 			}
+			if headroom {
+				given++
+			}
 			if given != 1 {
-				return fmt.Errorf("want exactly one of --pod, --workload and --add-nodes")
+				return fmt.Errorf("want exactly one of --pod, --workload, --headroom and --add-nodes")
+			}
+			if headroom && slices.Contains(opts.Files, "-") {
+				return fmt.Errorf("--headroom reads the cluster once per workload: give it as files, not -f -")
 			}
 			cc, err := Setup(opts, registry)
 			if err != nil {
@@ -100,6 +114,9 @@ gives no answer: capacity says so and exits non-zero.`,
 				}
 				return nil
 			}
+			if headroom {
+				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
+			}
 			if workload != "" {
 				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, newWorld, progress, max, opts.Output)
 			}
@@ -125,8 +142,9 @@ gives no answer: capacity says so and exits non-zero.`,
 	opts.AddManifestFlags(fss, "table", "json")
 	in := fss.FlagSet("input and output")
 	in.StringVar(&opts.PodFile, "pod", "", "A file holding the pod to copy (\"-\": stdin).")
-	in.IntVar(&max, "max", 10000, "Stop after this many copies fit.")
+	in.IntVar(&max, "max", 10000, "Stop after this many copies (or replicas, per workload) fit.")
 	in.StringVar(&workload, "workload", "", "A file holding one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job: add it to the cluster and answer how many more replicas fit, each created as its controller would.")
+	in.BoolVar(&headroom, "headroom", false, "Answer --workload's question for every Deployment, ReplicaSet, StatefulSet, ReplicationController and Job of the input, each alone.")
 	in.StringVar(&addNodes, "add-nodes", "", "A file holding a Node: answer how many nodes like it to add so that every pending pod is scheduled.")
 	in.IntVar(&maxNodes, "max-nodes", 1000, "With --add-nodes, give up past this many nodes.")
 	addFlagSets(cmd, fss)
@@ -144,21 +162,25 @@ func writeJSON(s streams, v interface{}) error {
 
 // capacityOfWorkload answers capacity --workload.
 func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
-	wc, err := loading.LoadFrom([]string{file}, s.in)
-	if err != nil {
-		return fmt.Errorf("--workload: %w", err)
-	}
-	if len(wc.Workloads) != 1 {
-		return fmt.Errorf("--workload %s: want exactly one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job, found %d workloads", file, len(wc.Workloads))
-	}
-	wl := wc.Workloads[0]
 	if slices.Contains(files, "-") && file == "-" {
 		return fmt.Errorf("--workload -: the standard input can be read only once")
 	}
+	// The workload is read with the cluster: its pods may name the
+	// cluster's PriorityClasses, namespaces and storage classes.
 	cluster, err := loading.LoadFrom(append(slices.Clone(files), file), s.in)
 	if err != nil {
-		return err
+		return fmt.Errorf("--workload: %w", err)
 	}
+	var fromFile []simcluster.Workload
+	for _, wl := range cluster.Workloads {
+		if strings.HasPrefix(wl.Source, file+": document ") {
+			fromFile = append(fromFile, wl)
+		}
+	}
+	if len(fromFile) != 1 {
+		return fmt.Errorf("--workload %s: want exactly one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job, found %d workloads", file, len(fromFile))
+	}
+	wl := fromFile[0]
 	progress.nodes = len(cluster.Nodes)
 	w, err := newWorld(cluster)
 	if err != nil {
@@ -175,6 +197,34 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	}
 	writeCapacity(s, res, nil, max)
 	return nil
+}
+
+// capacityHeadroom answers capacity --headroom.
+func capacityHeadroom(ctx context.Context, s streams, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
+	var current atomic.Pointer[string]
+	stop := progressLine(s, func() string {
+		if c := current.Load(); c != nil {
+			return *c + ": " + progress.line()
+		}
+		return progress.line()
+	})
+	res, err := questions.Headroom(ctx, load, newWorld, max, func(i, n int, wl simcluster.Workload) {
+		c := fmt.Sprintf("workload %d of %d (%s)", i+1, n, wl)
+		current.Store(&c)
+	})
+	stop()
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		return writeJSON(s, res)
+	}
+	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAMESPACE\tNAME\tMORE\tREASON")
+	for _, h := range res.Workloads {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", h.Kind, h.Namespace, h.Name, h.More, h.Reason)
+	}
+	return tw.Flush()
 }
 
 func writeCapacity(s streams, r *questions.CapacityResult, pod *v1.Pod, max int) {

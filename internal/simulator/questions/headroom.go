@@ -1,0 +1,93 @@
+package questions
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+)
+
+// HeadroomResult is capacity --headroom's answer: for each workload of the
+// input, how many more replicas fit.
+type HeadroomResult struct {
+	Workloads []WorkloadHeadroom `json:"workloads"`
+}
+
+// WorkloadHeadroom is one workload's headroom: More replicas fit, each
+// created as its controller would; Reason is why the next one does not
+// (or that the count stopped at the limit).
+type WorkloadHeadroom struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	More      int    `json:"more"`
+	Reason    string `json:"reason"`
+}
+
+// headroomKinds are the workloads whose replicas can be added.
+var headroomKinds = map[string]bool{"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "ReplicationController": true, "Job": true}
+
+// Headroom answers, for every Deployment, ReplicaSet (not owned by a
+// Deployment of the input), StatefulSet, ReplicationController and Job of
+// the cluster, what WorkloadCapacity answers for it alone: the cluster is
+// loaded and simulated afresh for each, the others left as they are.
+// started, when set, is told of each workload as its count begins.
+func Headroom(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), limit int, started func(i, n int, w cluster.Workload)) (*HeadroomResult, error) {
+	first, err := load()
+	if err != nil {
+		return nil, err
+	}
+	owned := map[string]bool{} // Deployments' ReplicaSets
+	var todo []cluster.Workload
+	for _, wl := range first.Workloads {
+		if !headroomKinds[wl.Kind] {
+			continue
+		}
+		if wl.Kind == "ReplicaSet" {
+			if o, ok := first.WorkloadObject(first.WorkloadIndex(wl.Kind, wl.Namespace, wl.Name)).(metav1.Object); ok {
+				if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "Deployment" && first.WorkloadIndex("Deployment", wl.Namespace, ref.Name) >= 0 {
+					owned[wl.String()] = true
+				}
+			}
+		}
+		if !owned[wl.String()] {
+			todo = append(todo, wl)
+		}
+	}
+	if len(todo) == 0 {
+		return nil, fmt.Errorf("the input has no Deployment, ReplicaSet, StatefulSet, ReplicationController or Job: no workload to add replicas to")
+	}
+	res := &HeadroomResult{Workloads: []WorkloadHeadroom{}}
+	for i, wl := range todo {
+		if started != nil {
+			started(i, len(todo), wl)
+		}
+		c := first
+		if i > 0 {
+			// WorkloadCapacity changes the cluster it runs: each workload
+			// gets a fresh one.
+			if c, err = load(); err != nil {
+				return nil, err
+			}
+		}
+		w, err := newWorld(c)
+		if err != nil {
+			return nil, err
+		}
+		r, err := WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, limit)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", wl, err)
+		}
+		h := WorkloadHeadroom{Kind: wl.Kind, Namespace: wl.Namespace, Name: wl.Name, More: r.Fits}
+		if r.Next != nil {
+			h.Reason = r.Next.Message
+		} else {
+			h.Reason = fmt.Sprintf("stopped at --max %d; more may fit", limit)
+		}
+		res.Workloads = append(res.Workloads, h)
+	}
+	return res, nil
+}
