@@ -47,7 +47,7 @@ func TestEquivalenceCacheGivesByteIdenticalSimulations(t *testing.T) {
 	examples, _ := filepath.Glob("../../examples/*.yaml")
 	for _, path := range examples {
 		switch filepath.Base(path) {
-		case "scheduler-config.yaml", "pending-pod.yaml", "gpu-node.yaml", "capacity-workload.yaml": // a config, a pod, a node template, a workload to size: no cluster
+		case "scheduler-config.yaml", "pending-pod.yaml", "gpu-node.yaml", "node-types.yaml", "capacity-workload.yaml": // a config, a pod, node templates, a workload to size: no cluster
 			continue
 		}
 		paths := []string{path}

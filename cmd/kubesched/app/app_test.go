@@ -102,7 +102,7 @@ profiles:
 		{name: "explain names a pod the cluster files lack", args: []string{"explain", "-f", "../../../examples/cluster.yaml", "--pod", "shop/nope"}, wantCode: 1,
 			wantStderr: []string{"--pod: no pod shop/nope in the cluster files"}},
 		{name: "capacity needs --pod or --add-nodes", args: []string{"capacity", "-f", "../../../examples/cluster.yaml"}, wantCode: 1,
-			wantStderr: []string{"want exactly one of --pod, --workload, --headroom and --add-nodes"}},
+			wantStderr: []string{"want exactly one of --pod, --workload, --headroom, --add-nodes and --node-types"}},
 		{name: "capacity --workload scales a workload until a replica does not fit, and explains that one", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--workload", "../../../examples/capacity-workload.yaml"},
 			wantOut: []string{"more copies of Deployment shop/api fit", "ZONE", "The next copy does not fit: 0/12 nodes are available", "REJECTED BY"}},
 		{name: "capacity --workload refuses a file without exactly one workload", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--workload", "../../../examples/pending-pod.yaml"}, wantCode: 1,

@@ -20,15 +20,16 @@ import (
 	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/report"
 )
 
 func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	var max, maxNodes int
-	var addNodes, workload string
+	var addNodes, workload, nodeTypes string
 	var headroom bool
 	cmd := &cobra.Command{
-		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --workload FILE [--max N] | --headroom [--max N] | --add-nodes NODE_FILE) [--config FILE] [-o table|json]",
+		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --workload FILE [--max N] | --headroom [--max N] | --add-nodes NODE_FILE | --node-types FILE) [--config FILE] [-o table|json]",
 		Short: "How many more copies of a pod fit, or how many nodes to add so that every pending pod does",
 		Long: `capacity simulates the cluster (its pending pods placed first), then places
 copies of the pod in --pod one at a time with the same scheduler until one
@@ -49,6 +50,20 @@ ReplicaSet, StatefulSet, ReplicationController and Job of the input, each
 alone (the cluster simulated afresh for each, the other workloads as they
 are): one table, one JSON.
 
+With --node-types FILE (Node manifests, each a node type with the annotation
+simulation.kubesched.io/hourly-cost, a decimal price per hour, and optionally
+simulation.kubesched.io/zones, "a,b,c", and
+simulation.kubesched.io/max-per-zone), it answers a cheap set of new nodes
+that lets every pending pod schedule: per type and zone, how many, their
+cost and the pods they take, and the pods no type can ever run, with why.
+The search simulates the whole cluster at every step: the floor (every type
+added: what still pends runs nowhere), then bin packing by the scheduler
+(each round, every type bisected for the fewest nodes that place all it can,
+the one placing most pods per unit of cost kept), then dropping nodes, the
+most expensive first, while nothing more pends. The cheapest the search
+finds, not a proven optimum; with any one node of it removed, some pod does
+not schedule.
+
 With --add-nodes NODE_FILE (a Node manifest as template), it answers the
 fewest nodes of that shape to add so that every pending pod of the cluster is
 scheduled, each candidate count checked by simulating it.
@@ -59,7 +74,7 @@ gives no answer: capacity says so and exits non-zero.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
 			given := 0
-			for _, f := range []string{opts.PodFile, addNodes, workload} {
+			for _, f := range []string{opts.PodFile, addNodes, workload, nodeTypes} {
 				if f != "" {
 					given++
 				}
@@ -68,10 +83,10 @@ gives no answer: capacity says so and exits non-zero.`,
 				given++
 			}
 			if given != 1 {
-				return fmt.Errorf("want exactly one of --pod, --workload, --headroom and --add-nodes")
+				return fmt.Errorf("want exactly one of --pod, --workload, --headroom, --add-nodes and --node-types")
 			}
-			if headroom && slices.Contains(opts.Files, "-") {
-				return fmt.Errorf("--headroom reads the cluster once per workload: give it as files, not -f -")
+			if (headroom || nodeTypes != "") && slices.Contains(opts.Files, "-") {
+				return fmt.Errorf("--headroom and --node-types read the cluster once per simulation: give it as files, not -f -")
 			}
 			cc, err := Setup(opts, registry)
 			if err != nil {
@@ -114,6 +129,9 @@ gives no answer: capacity says so and exits non-zero.`,
 				}
 				return nil
 			}
+			if nodeTypes != "" {
+				return capacityNodeTypes(cmd.Context(), s, nodeTypes, load, newWorld, progress, maxNodes, opts.Output)
+			}
 			if headroom {
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
 			}
@@ -146,7 +164,8 @@ gives no answer: capacity says so and exits non-zero.`,
 	in.StringVar(&workload, "workload", "", "A file holding one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job: add it to the cluster and answer how many more replicas fit, each created as its controller would.")
 	in.BoolVar(&headroom, "headroom", false, "Answer --workload's question for every Deployment, ReplicaSet, StatefulSet, ReplicationController and Job of the input, each alone.")
 	in.StringVar(&addNodes, "add-nodes", "", "A file holding a Node: answer how many nodes like it to add so that every pending pod is scheduled.")
-	in.IntVar(&maxNodes, "max-nodes", 1000, "With --add-nodes, give up past this many nodes.")
+	in.StringVar(&nodeTypes, "node-types", "", "A file of Node manifests, each a node type with its price ("+questions.HourlyCostAnnotation+") and optionally its zones ("+questions.ZonesAnnotation+") and a limit per zone ("+questions.MaxPerZoneAnnotation+"): answer a cheap set of new nodes that schedules every pending pod.")
+	in.IntVar(&maxNodes, "max-nodes", 1000, "With --add-nodes, give up past this many nodes; with --node-types, the limit per type and zone of the types without one.")
 	addFlagSets(cmd, fss)
 	return cmd
 }
@@ -197,6 +216,59 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	}
 	writeCapacity(s, res, nil, max)
 	return nil
+}
+
+// capacityNodeTypes answers capacity --node-types.
+func capacityNodeTypes(ctx context.Context, s streams, file string, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, maxNodes int, output string) error {
+	tc, err := loading.LoadFrom([]string{file}, s.in)
+	if err != nil {
+		return fmt.Errorf("--node-types: %w", err)
+	}
+	types, err := questions.NodeTypes(tc, file, maxNodes)
+	if err != nil {
+		return fmt.Errorf("--node-types: %w", err)
+	}
+	stop := progressLine(s, progress.line)
+	res, err := questions.CheapestNodes(ctx, load, newWorld, types, nil)
+	stop()
+	if err != nil {
+		return err
+	}
+	if output == "json" {
+		return writeJSON(s, res)
+	}
+	switch {
+	case len(res.Add) == 0 && len(res.Pending) == 0:
+		fmt.Fprintln(s.out, "Nothing is pending: no node needs to be added.")
+	case len(res.Add) == 0:
+		fmt.Fprintln(s.out, "No node type lets any pending pod schedule.")
+	default:
+		fmt.Fprintf(s.out, "Add %s (%g per hour) to schedule %d pending pod(s), checked by simulation:\n\n", report.Plural(countNodes(res), "node"), res.HourlyCost, res.Scheduled)
+		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TYPE\tZONE\tCOUNT\tHOURLY COST\tPODS")
+		for _, a := range res.Add {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%d\n", a.Type, a.Zone, a.Count, a.HourlyCost, a.Pods)
+		}
+		tw.Flush()
+	}
+	if len(res.Pending) > 0 {
+		fmt.Fprintf(s.out, "\n%s no node type can run:\n\n", report.Plural(len(res.Pending), "pod"))
+		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "POD\tREASON")
+		for _, p := range res.Pending {
+			fmt.Fprintf(tw, "%s\t%s\n", p.Pod, p.Reason)
+		}
+		tw.Flush()
+	}
+	return nil
+}
+
+func countNodes(r *questions.NodeTypesResult) int {
+	n := 0
+	for _, a := range r.Add {
+		n += a.Count
+	}
+	return n
 }
 
 // capacityHeadroom answers capacity --headroom.

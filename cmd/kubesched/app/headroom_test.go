@@ -86,7 +86,7 @@ func TestHeadroomRefusesWhatItCannotAnswer(t *testing.T) {
 		{name: "the standard input is refused: it cannot be read once per workload", args: []string{"capacity", "-f", "-", "--headroom"},
 			wantStderr: "give it as files, not -f -"},
 		{name: "--headroom with --pod is refused", args: []string{"capacity", "-f", nodeOnly, "--headroom", "--pod", nodeOnly},
-			wantStderr: "want exactly one of --pod, --workload, --headroom and --add-nodes"},
+			wantStderr: "want exactly one of --pod, --workload, --headroom, --add-nodes and --node-types"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,6 +36,9 @@ type Cluster struct {
 	// document N", then ", <workload>" for the pods of workloads), the
 	// start of an error about it.
 	Sources map[string]string
+	// NodeSources says where each Node came from (name -> "file:
+	// document N").
+	NodeSources map[string]string
 
 	// Deployments, DaemonSets and Jobs are workloads read only to create
 	// their pods (ReplicaSets, StatefulSets and ReplicationControllers
@@ -61,7 +64,7 @@ type Cluster struct {
 
 // New returns an empty cluster, ready to Add to.
 func New() *Cluster {
-	return &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}}
+	return &Cluster{Skipped: map[string]int{}, Sources: map[string]string{}, NodeSources: map[string]string{}}
 }
 
 // Add files a decoded object under its kind; source is where it was read
@@ -70,6 +73,10 @@ func (c *Cluster) Add(source string, obj runtime.Object) {
 	switch o := obj.(type) {
 	case *v1.Node:
 		c.Nodes = append(c.Nodes, o)
+		if c.NodeSources == nil {
+			c.NodeSources = map[string]string{}
+		}
+		c.NodeSources[o.Name] = source
 	case *v1.Pod:
 		c.Pods = append(c.Pods, o)
 		c.Sources[PodKey(o)] = source

@@ -78,7 +78,7 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 		}
 		fmt.Fprintln(out, "):")
 	}
-	fmt.Fprintf(out, "Pod %s: %d/%s feasible", r.Pod, r.FeasibleCount, plural(len(r.Nodes), "node"))
+	fmt.Fprintf(out, "Pod %s: %d/%s feasible", r.Pod, r.FeasibleCount, Plural(len(r.Nodes), "node"))
 	if len(r.BestNodes) > 0 {
 		fmt.Fprintf(out, "; best: %s", strings.Join(r.BestNodes, ", "))
 	}

@@ -99,7 +99,7 @@ func groupExplain(e *ExplainReport) *htmlExplain {
 		g := &h.Groups[i]
 		g.Names = strings.Join(g.names, ", ")
 		if g.count > len(g.names) {
-			g.Names = fmt.Sprintf("%s: %s, …", plural(g.count, "node"), g.Names)
+			g.Names = fmt.Sprintf("%s: %s, …", Plural(g.count, "node"), g.Names)
 		}
 	}
 	return h
@@ -163,7 +163,7 @@ func (r *Report) htmlPage() *htmlPage {
 				X: heatLeft + (i%perRow)*(cell+cellGap), Y: y + (i/perRow)*(cell+cellGap),
 				Title: fmt.Sprintf("%s (pool %s): cpu %s, memory %s, %s", n.Name, n.Pool,
 					wholePercent(n.RequestedResources.MilliCPU, n.AllocatableResources.MilliCPU),
-					wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory), plural(n.Pods, "pod"))})
+					wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory), Plural(n.Pods, "pod"))})
 		}
 		rows := (len(nodes) + perRow - 1) / perRow
 		hz.Height = rows * (cell + cellGap)
@@ -232,5 +232,5 @@ func (r *Report) writeHTML(out io.Writer) error {
 
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"add":    func(a, b int) int { return a + b },
-	"plural": plural,
+	"plural": Plural,
 }).Parse(htmlSource))

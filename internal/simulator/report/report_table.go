@@ -72,8 +72,8 @@ func (r *Report) PendingReasons() (reasons []Reason, number map[string]int) {
 	return reasons, number
 }
 
-// plural writes n and the noun, "1 node", "2 nodes".
-func plural(n int, noun string) string {
+// Plural writes n and the noun, "1 node", "2 nodes".
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
@@ -90,7 +90,7 @@ func (r *Report) SummaryLine() string {
 	if s.Finished > 0 || s.Deleted > 0 {
 		line += fmt.Sprintf(", %d finished, %d deleted", s.Finished, s.Deleted)
 	}
-	return line + fmt.Sprintf("; %d already running; %s", s.Running, plural(s.Nodes, "node"))
+	return line + fmt.Sprintf("; %d already running; %s", s.Running, Plural(s.Nodes, "node"))
 }
 
 // WriteTable writes the report as tables, the summary first, then the
@@ -128,9 +128,9 @@ func (r *Report) WriteTable(out io.Writer, show Show) error {
 		return err
 	}
 	if left := len(r.Pods) - listed; left > 0 || len(r.Nodes) > 0 {
-		what := plural(len(r.Nodes), "node")
+		what := Plural(len(r.Nodes), "node")
 		if left > 0 {
-			what = plural(left, "pod") + " and " + what
+			what = Plural(left, "pod") + " and " + what
 		}
 		fmt.Fprintf(&buf, "\nNot listed: %s (--show all lists every pod and node", what)
 		if show == ShowSummary && r.Summary.Unschedulable+r.Summary.NotCreated+r.Summary.Preempted > 0 {

@@ -1,0 +1,166 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	"github.com/kubesched/kubesched/internal/testing/clustergen"
+)
+
+type nodeTypesAnswer struct {
+	Add []struct {
+		Type, Zone string
+		Count      int
+		HourlyCost float64
+	}
+	HourlyCost float64
+	Scheduled  int
+	Pending    []struct{ Pod, Reason string }
+}
+
+// addedNodes writes the answer's nodes as a manifest, one fewer of the
+// entry at skip (-1: none).
+func addedNodes(t *testing.T, typesFile string, a nodeTypesAnswer, skip int) string {
+	t.Helper()
+	c, err := loading.Load([]string{typesFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*v1.Node{}
+	for _, n := range c.Nodes {
+		byName[n.Name] = n
+	}
+	var objs []runtime.Object
+	for i, e := range a.Add {
+		count := e.Count
+		if i == skip {
+			count--
+		}
+		for k := 0; k < count; k++ {
+			n := byName[e.Type].DeepCopy()
+			n.Name = fmt.Sprintf("verify-%s-%s-%d", e.Type, e.Zone, k)
+			n.Labels[v1.LabelHostname] = n.Name
+			if e.Zone != "" {
+				n.Labels[v1.LabelTopologyZone] = e.Zone
+			}
+			objs = append(objs, n)
+		}
+	}
+	if len(objs) == 0 {
+		return writeFile(t, "none.yaml", "")
+	}
+	return writeFile(t, "added.yaml", simtest.Manifest(t, objs...))
+}
+
+// pendingPods runs simulate and returns the pods it leaves unschedulable.
+func pendingPods(t *testing.T, files ...string) []string {
+	t.Helper()
+	args := []string{"simulate", "-o", "json"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	code, out, errOut := run(t, args...)
+	if code != 0 {
+		t.Fatalf("simulate: exit %d: %s", code, errOut)
+	}
+	var r struct {
+		Pods []struct{ Namespace, Name, Status string }
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	var pending []string
+	for _, p := range r.Pods {
+		if p.Status == "Unschedulable" {
+			pending = append(pending, p.Namespace+"/"+p.Name)
+		}
+	}
+	return pending
+}
+
+// The answer is checked by simulate, not by the search's own runs: with
+// its nodes added only the pods it names stay pending, and with any one of
+// them removed more do.
+func TestNodeTypesAnswerIsVerifiedBySimulation(t *testing.T) {
+	gen := clustergen.Options{Nodes: 30, Pods: 400, RunningFraction: 0.5, Seed: 5}
+	genFile := writeFile(t, "gen.yaml", simtest.Manifest(t, clustergen.Generate(gen)...))
+	tests := []struct {
+		name    string
+		cluster string
+	}{
+		{name: "the example cluster with the example node types", cluster: "../../../examples/cluster.yaml"},
+		{name: "a generated cluster under pressure with the example node types", cluster: genFile},
+	}
+	const types = "../../../examples/node-types.yaml"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := pendingPods(t, tt.cluster)
+			if len(before) == 0 {
+				t.Fatal("nothing pending: the question is vacuous")
+			}
+			code, out, errOut := run(t, "capacity", "-f", tt.cluster, "--node-types", types, "-o", "json")
+			if code != 0 {
+				t.Fatalf("capacity --node-types: exit %d: %s", code, errOut)
+			}
+			var a nodeTypesAnswer
+			if err := json.Unmarshal([]byte(out), &a); err != nil {
+				t.Fatal(err)
+			}
+			if len(a.Add) == 0 {
+				t.Fatalf("no node added: %s", out)
+			}
+			for _, p := range a.Pending {
+				if p.Reason == "" {
+					t.Errorf("pod %s stays pending without a reason", p.Pod)
+				}
+			}
+			with := pendingPods(t, tt.cluster, addedNodes(t, types, a, -1))
+			if len(with) != len(a.Pending) {
+				t.Errorf("with the answer's nodes %d pods pend (%v), the answer says %d", len(with), with, len(a.Pending))
+			}
+			if got := len(before) - len(with); got != a.Scheduled {
+				t.Errorf("the answer's nodes schedule %d pending pods, it says %d", got, a.Scheduled)
+			}
+			for i, e := range a.Add {
+				if fewer := pendingPods(t, tt.cluster, addedNodes(t, types, a, i)); len(fewer) <= len(with) {
+					t.Errorf("with one %s node fewer in %s, %d pods pend, no more than with it: the answer is not minimal", e.Type, e.Zone, len(fewer))
+				}
+			}
+		})
+	}
+}
+
+func TestNodeTypesRefusesBadTypes(t *testing.T) {
+	node := func(annotations string) string {
+		return writeFile(t, "types.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: small\n  annotations: {"+annotations+"}\nstatus:\n  allocatable: {cpu: \"1\", memory: 1Gi, pods: \"10\"}\n")
+	}
+	tests := []struct {
+		name, types, want string
+	}{
+		{name: "a type without a price is refused, naming the file, the node and the annotation",
+			types: node(""), want: `document 1 (Node small): metadata.annotations[simulation.kubesched.io/hourly-cost]: Required value`},
+		{name: "a price that is not a decimal is refused",
+			types: node(`simulation.kubesched.io/hourly-cost: "cheap"`), want: `metadata.annotations[simulation.kubesched.io/hourly-cost]: Invalid value: "cheap"`},
+		{name: "a negative price is refused",
+			types: node(`simulation.kubesched.io/hourly-cost: "-1"`), want: `Invalid value: "-1": want a decimal price per hour, 0 or more`},
+		{name: "a negative limit per zone is refused",
+			types: node(`simulation.kubesched.io/hourly-cost: "1", simulation.kubesched.io/max-per-zone: "-2"`), want: `metadata.annotations[simulation.kubesched.io/max-per-zone]: Invalid value: "-2"`},
+		{name: "a file without a Node is refused",
+			types: writeFile(t, "empty-types.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"), want: "holds no Node"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := run(t, "capacity", "-f", "../../../examples/cluster.yaml", "--node-types", tt.types)
+			if code == 0 || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, tt.types) {
+				t.Errorf("exit %d, stderr %q; want non-zero, the file and %q", code, errOut, tt.want)
+			}
+		})
+	}
+}

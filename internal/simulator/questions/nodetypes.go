@@ -1,0 +1,331 @@
+package questions
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+)
+
+// The annotations of a node type (a Node manifest given to capacity
+// --node-types) and of the cluster's nodes (consolidate's prices).
+const (
+	// HourlyCostAnnotation is a node's price per hour, a decimal string.
+	HourlyCostAnnotation = "simulation.kubesched.io/hourly-cost"
+	// ZonesAnnotation lists the zones a node type is offered in, comma
+	// separated; without it, the type is offered in its own zone label's
+	// zone (or in none).
+	ZonesAnnotation = "simulation.kubesched.io/zones"
+	// MaxPerZoneAnnotation bounds how many nodes of a type may be added in
+	// each zone.
+	MaxPerZoneAnnotation = "simulation.kubesched.io/max-per-zone"
+)
+
+// NodeType is one candidate: a Node template in one zone, its price and
+// how many may be added.
+type NodeType struct {
+	Type  string
+	Zone  string
+	Node  *v1.Node
+	Cost  float64
+	Limit int
+}
+
+// NodeTypes reads the candidates of a --node-types file: every Node of it
+// must have a price; each is offered in each of its zones. maxNodes bounds
+// the types without a limit of their own.
+func NodeTypes(c *cluster.Cluster, file string, maxNodes int) ([]NodeType, error) {
+	if len(c.Nodes) == 0 {
+		return nil, fmt.Errorf("%s: no Node: give each node type as a Node manifest with the %s annotation", file, HourlyCostAnnotation)
+	}
+	var out []NodeType
+	for _, n := range c.Nodes {
+		src := c.NodeSources[n.Name]
+		fail := func(field, msg string) error {
+			return loading.SourceError(src, "Node "+n.Name, fmt.Errorf("%s: %s", field, msg))
+		}
+		price, ok := n.Annotations[HourlyCostAnnotation]
+		if !ok {
+			return nil, fail("metadata.annotations["+HourlyCostAnnotation+"]", "Required value: a node type needs its price per hour, e.g. \"0.192\"")
+		}
+		cost, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
+		if err != nil || cost < 0 || math.IsInf(cost, 0) || math.IsNaN(cost) {
+			return nil, fail("metadata.annotations["+HourlyCostAnnotation+"]", fmt.Sprintf("Invalid value: %q: want a decimal price per hour, 0 or more", price))
+		}
+		limit := maxNodes
+		if s, ok := n.Annotations[MaxPerZoneAnnotation]; ok {
+			l, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || l < 0 {
+				return nil, fail("metadata.annotations["+MaxPerZoneAnnotation+"]", fmt.Sprintf("Invalid value: %q: want a whole number of nodes, 0 or more", s))
+			}
+			limit = min(l, maxNodes)
+		}
+		zones := []string{n.Labels[v1.LabelTopologyZone]}
+		if s, ok := n.Annotations[ZonesAnnotation]; ok {
+			zones = nil
+			for _, z := range strings.Split(s, ",") {
+				if z = strings.TrimSpace(z); z != "" {
+					zones = append(zones, z)
+				}
+			}
+			if len(zones) == 0 {
+				return nil, fail("metadata.annotations["+ZonesAnnotation+"]", fmt.Sprintf("Invalid value: %q: want zones, comma separated", s))
+			}
+		}
+		for _, z := range zones {
+			tmpl := n.DeepCopy()
+			if z != "" {
+				if tmpl.Labels == nil {
+					tmpl.Labels = map[string]string{}
+				}
+				tmpl.Labels[v1.LabelTopologyZone] = z
+			}
+			out = append(out, NodeType{Type: n.Name, Zone: z, Node: tmpl, Cost: cost, Limit: limit})
+		}
+	}
+	return out, nil
+}
+
+// NodeTypesResult is capacity --node-types' answer.
+type NodeTypesResult struct {
+	Add        []NodeTypeCount `json:"add"`
+	HourlyCost float64         `json:"hourlyCost"`
+	// Scheduled counts the pending pods the added nodes let schedule.
+	Scheduled int `json:"scheduled"`
+	// Pending are the pods no candidate can run, with why.
+	Pending []PendingPod `json:"pending"`
+}
+
+// NodeTypeCount is how many nodes of a type to add in a zone, their cost
+// and the pods placed on them.
+type NodeTypeCount struct {
+	Type       string  `json:"type"`
+	Zone       string  `json:"zone"`
+	Count      int     `json:"count"`
+	HourlyCost float64 `json:"hourlyCost"`
+	Pods       int     `json:"pods"`
+}
+
+// PendingPod is a pod left pending, and why.
+type PendingPod struct {
+	Pod    string `json:"pod"`
+	Reason string `json:"reason"`
+}
+
+// nodeTypeWorld is what a simulation with some new nodes left.
+type nodeTypeWorld struct {
+	// pending are the pods left pending, DaemonSet pods aside (a
+	// DaemonSet's pod for a node that cannot hold it is no reason to add
+	// nodes).
+	pending []report.PodResult
+	// placed counts, per candidate, the pods (DaemonSet pods aside) bound
+	// to its new nodes.
+	placed []int
+}
+
+// nodeTypeSearch runs the simulations of a search.
+type nodeTypeSearch struct {
+	ctx      context.Context
+	load     func() (*cluster.Cluster, error)
+	newWorld func(*cluster.Cluster) (*simulator.World, error)
+	types    []NodeType
+	// target says which pending pods count (nil: all).
+	target func(*v1.Pod) bool
+	runs   int
+}
+
+// eval simulates the cluster with counts[i] nodes of types[i] added.
+func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
+	s.runs++
+	c, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	owner := map[string]int{} // new node -> candidate
+	for i, k := range counts {
+		if k == 0 {
+			continue
+		}
+		t := s.types[i]
+		tmpl := t.Node.DeepCopy()
+		if t.Zone != "" {
+			tmpl.Name = t.Type + "-" + t.Zone
+		}
+		for _, n := range NodeCopies(tmpl, k, c) {
+			owner[n.Name] = i
+			c.Nodes = append(c.Nodes, n)
+		}
+	}
+	w, err := s.newWorld(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Run(s.ctx); err != nil {
+		return nil, err
+	}
+	skip := map[string]bool{}
+	for _, p := range w.Store.Pods() {
+		if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || (s.target != nil && !s.target(p)) {
+			skip[p.Namespace+"/"+p.Name] = true
+		}
+	}
+	out := &nodeTypeWorld{placed: make([]int, len(counts))}
+	for _, p := range w.Report().Pods {
+		if skip[p.Namespace+"/"+p.Name] {
+			continue
+		}
+		switch p.Status {
+		case report.StatusUnschedulable:
+			out.pending = append(out.pending, p)
+		case report.StatusScheduled:
+			if i, ok := owner[p.Node]; ok {
+				out.placed[i]++
+			}
+		}
+	}
+	return out, s.ctx.Err()
+}
+
+// CheapestNodes answers capacity --node-types: a cheap set of new nodes
+// among types that lets every pending pod (those target accepts, when
+// set) schedule, and the pods that no type can ever run. Every count is
+// decided by simulating the whole cluster with the scheduler:
+//
+//  1. The floor: with every type added up to its limit (or as many nodes
+//     as there are pending pods), the pods still pending can run on no
+//     type; they are reported with their reason, and the search aims at
+//     leaving only them.
+//  2. Bin packing by the scheduler, type by type: each round tries every
+//     type alone on top of what was chosen, bisecting for the fewest nodes
+//     of it that place all it can place, and keeps the type that places the
+//     most pods per unit of cost.
+//  3. Dropping: one node at a time, the most expensive first, each removal
+//     kept when nothing more is left pending, until no node can go: with
+//     any one node of the answer removed, some pod does not schedule.
+func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, target func(*v1.Pod) bool) (*NodeTypesResult, error) {
+	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: target}
+	none := make([]int, len(types))
+	before, err := s.eval(none)
+	if err != nil {
+		return nil, err
+	}
+	res := &NodeTypesResult{Add: []NodeTypeCount{}, Pending: []PendingPod{}}
+	if len(before.pending) == 0 {
+		return res, nil
+	}
+	cap := func(i int) int { return min(types[i].Limit, len(before.pending)) }
+	all := make([]int, len(types))
+	for i := range types {
+		all[i] = cap(i)
+	}
+	floorWorld, err := s.eval(all)
+	if err != nil {
+		return nil, err
+	}
+	floor := len(floorWorld.pending)
+	counts := make([]int, len(types))
+	cur := before
+	for len(cur.pending) > floor {
+		best, bestK := -1, 0
+		var bestRate float64
+		for i, t := range types {
+			room := cap(i) - counts[i]
+			if room <= 0 {
+				continue
+			}
+			try := func(k int) (*nodeTypeWorld, error) {
+				c := append([]int(nil), counts...)
+				c[i] += k
+				return s.eval(c)
+			}
+			most, err := try(room)
+			if err != nil {
+				return nil, err
+			}
+			gain := len(cur.pending) - len(most.pending)
+			if gain <= 0 {
+				continue
+			}
+			// The fewest nodes of the type that leave as few pending.
+			lo, hi := 0, room
+			for hi-lo > 1 {
+				mid := (lo + hi) / 2
+				w, err := try(mid)
+				if err != nil {
+					return nil, err
+				}
+				if len(w.pending) <= len(most.pending) {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			rate := math.Inf(1)
+			if cost := float64(hi) * t.Cost; cost > 0 {
+				rate = float64(gain) / cost
+			}
+			if best < 0 || rate > bestRate || (rate == bestRate && hi < bestK) {
+				best, bestK, bestRate = i, hi, rate
+			}
+		}
+		if best < 0 {
+			break // no type places any more pods
+		}
+		counts[best] += bestK
+		if cur, err = s.eval(counts); err != nil {
+			return nil, err
+		}
+	}
+	// Drop nodes while nothing more is left pending, the most expensive
+	// type first.
+	order := make([]int, len(types))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return types[order[a]].Cost > types[order[b]].Cost })
+	for dropped := true; dropped; {
+		dropped = false
+		for _, i := range order {
+			for counts[i] > 0 {
+				c := append([]int(nil), counts...)
+				c[i]--
+				w, err := s.eval(c)
+				if err != nil {
+					return nil, err
+				}
+				if len(w.pending) > len(cur.pending) {
+					break
+				}
+				counts, cur, dropped = c, w, true
+			}
+		}
+	}
+	for i, t := range types {
+		if counts[i] == 0 {
+			continue
+		}
+		cost := float64(counts[i]) * t.Cost
+		res.Add = append(res.Add, NodeTypeCount{Type: t.Type, Zone: t.Zone, Count: counts[i], HourlyCost: roundCents(cost), Pods: cur.placed[i]})
+		res.HourlyCost += cost
+	}
+	res.HourlyCost = roundCents(res.HourlyCost)
+	res.Scheduled = len(before.pending) - len(cur.pending)
+	for _, p := range cur.pending {
+		res.Pending = append(res.Pending, PendingPod{Pod: p.Namespace + "/" + p.Name, Reason: p.Message})
+	}
+	return res, nil
+}
+
+// roundCents rounds a price to a hundredth of a cent, so that sums of
+// decimal prices print as the decimals they are.
+func roundCents(x float64) float64 { return math.Round(x*10000) / 10000 }
