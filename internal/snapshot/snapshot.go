@@ -26,16 +26,19 @@ import (
 // keptAnnotations are the annotations scheduling or the simulator reads;
 // every other annotation is dropped.
 var keptAnnotations = map[string]bool{
-	"volume.kubernetes.io/selected-node":            true, // VolumeBinding
-	"pv.kubernetes.io/bind-completed":               true, // VolumeBinding
-	"pv.kubernetes.io/bound-by-controller":          true, // VolumeBinding
-	v1.BetaStorageClassAnnotation:                   true, // volume plugins' class of a claim
-	"volume.kubernetes.io/storage-provisioner":      true,
-	"volume.beta.kubernetes.io/storage-provisioner": true,
-	batchv1.JobCompletionIndexAnnotation:            true, // an Indexed Job's pods
-	"deprecated.daemonset.template.generation":      true, // a DaemonSet's pod template label
-	"kubesched.io/pending":                          true,
-	"simulation.kubesched.io/duration":              true,
+	"volume.kubernetes.io/selected-node":             true, // VolumeBinding
+	"pv.kubernetes.io/bind-completed":                true, // VolumeBinding
+	"pv.kubernetes.io/bound-by-controller":           true, // VolumeBinding
+	v1.BetaStorageClassAnnotation:                    true, // volume plugins' class of a claim
+	"volume.kubernetes.io/storage-provisioner":       true,
+	"volume.beta.kubernetes.io/storage-provisioner":  true,
+	batchv1.JobCompletionIndexAnnotation:             true, // an Indexed Job's pods
+	"deprecated.daemonset.template.generation":       true, // a DaemonSet's pod template label
+	"kubesched.io/pending":                           true,
+	"simulation.kubesched.io/duration":               true,
+	"simulation.kubesched.io/hourly-cost":            true, // consolidate's price of a node
+	"cluster-autoscaler.kubernetes.io/safe-to-evict": true, // consolidate's eviction rules
+	"karpenter.sh/do-not-disrupt":                    true,
 }
 
 // Snapshot is a cluster as read, in the order it is written.

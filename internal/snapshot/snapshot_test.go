@@ -18,6 +18,8 @@ func leaky(p *v1.Pod) *v1.Pod {
 	p.Annotations = map[string]string{
 		"kubectl.kubernetes.io/last-applied-configuration": `{"secret":"x"}`,
 		"simulation.kubesched.io/duration":                 "5m",
+		"cluster-autoscaler.kubernetes.io/safe-to-evict":   "false",
+		"karpenter.sh/do-not-disrupt":                      "true",
 	}
 	for i := range p.Spec.Containers {
 		c := &p.Spec.Containers[i]
@@ -37,7 +39,7 @@ func TestStripDropsWhatASimulationMustNotLeak(t *testing.T) {
 		check func(t *testing.T, obj runtime.Object)
 	}{
 		{
-			name: "a pod loses env, args, managed fields and foreign annotations, and keeps its requests and the simulator's annotation",
+			name: "a pod loses env, args, managed fields and foreign annotations, and keeps its requests and the simulator's and consolidate's annotations",
 			obj:  leaky(st.MakePod().Name("p").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()),
 			check: func(t *testing.T, obj runtime.Object) {
 				p := obj.(*v1.Pod)
@@ -45,7 +47,8 @@ func TestStripDropsWhatASimulationMustNotLeak(t *testing.T) {
 				if c.Env != nil || c.EnvFrom != nil || c.Args != nil || p.ManagedFields != nil {
 					t.Errorf("container = %+v, managedFields = %v: want env, envFrom, args and managedFields gone", c, p.ManagedFields)
 				}
-				if diff := cmp.Diff(map[string]string{"simulation.kubesched.io/duration": "5m"}, p.Annotations); diff != "" {
+				if diff := cmp.Diff(map[string]string{"simulation.kubesched.io/duration": "5m",
+					"cluster-autoscaler.kubernetes.io/safe-to-evict": "false", "karpenter.sh/do-not-disrupt": "true"}, p.Annotations); diff != "" {
 					t.Errorf("annotations (-want,+got):\n%s", diff)
 				}
 				if got := c.Resources.Requests.Cpu().String(); got != "1" {

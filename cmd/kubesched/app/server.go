@@ -88,7 +88,7 @@ Without a command, kubesched runs against a cluster as kube-scheduler does
 	opts.AddServerFlags(fss)
 	addFlagSets(cmd, fss)
 	addKlogFlags(cmd)
-	commands := []*cobra.Command{newSimulateCommand(s, registry), newExplainCommand(s, registry), newCapacityCommand(s, registry), newSnapshotCommand(s), newVersionCommand(s)}
+	commands := []*cobra.Command{newSimulateCommand(s, registry), newExplainCommand(s, registry), newCapacityCommand(s, registry), newConsolidateCommand(s, registry), newSnapshotCommand(s), newVersionCommand(s)}
 	cmd.AddCommand(commands...)
 	setRootHelp(cmd, commands, *fss)
 	return cmd

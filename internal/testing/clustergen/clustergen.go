@@ -8,12 +8,14 @@ package clustergen
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Options size the cluster.
@@ -32,6 +34,10 @@ type Options struct {
 	// "service" (20 deployments behind Services, no constraints: the
 	// system default spreading applies).
 	Workload string
+	// Owned gives every pod a controller: a ReplicaSet named after the
+	// pod's name without its last part (not in the output: it stands for
+	// a controller the cluster runs), so that a drain may evict it.
+	Owned bool
 }
 
 // Workloads are the values of Options.Workload.
@@ -259,6 +265,9 @@ func Generate(o Options) []runtime.Object {
 		}
 		objs = append(objs, p)
 	}
+	if o.Owned {
+		own(objs)
+	}
 	return objs
 }
 
@@ -297,5 +306,23 @@ func placeRunning(p *v1.Pod, nodes []*v1.Node, used []v1.ResourceList, r *rand.R
 		p.Spec.NodeName = n.Name
 		p.Status.Phase = v1.PodRunning
 		return
+	}
+}
+
+// own gives each pod of objs a ReplicaSet controller (after the random
+// draws, so that the rest of the output is as without it).
+func own(objs []runtime.Object) {
+	yes := true
+	for _, o := range objs {
+		p, ok := o.(*v1.Pod)
+		if !ok {
+			continue
+		}
+		rs := p.Name
+		if i := strings.LastIndex(rs, "-"); i > 0 {
+			rs = rs[:i]
+		}
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs,
+			UID: types.UID("replicaset-" + p.Namespace + "-" + rs), Controller: &yes}}
 	}
 }

@@ -1,0 +1,106 @@
+package app
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
+	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/gcpace"
+	"github.com/kubesched/kubesched/internal/simulator"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
+)
+
+func newConsolidateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
+	opts := options.NewOptions()
+	cmd := &cobra.Command{
+		Use:   "consolidate -f CLUSTER_PATH [--config FILE] [-o table|json]",
+		Short: "Which nodes can be removed with every pod still running, and what keeps the others",
+		Long: `consolidate simulates the cluster to its end (pending pods placed), then
+drains its nodes one at a time, the most expensive first (price per hour in
+the node annotation simulation.kubesched.io/hourly-cost, 0 without it), then
+those with the fewest pods: a drain is kept when every pod it evicts (its
+controller's replacement) schedules on the nodes left, the pods pending
+before any drain aside. It prints the nodes to remove, in that order, the
+hourly saving, and for each node kept, the pod that keeps it and why: the
+scheduler's reason the pod would not fit elsewhere, or an eviction rule.
+
+The eviction rules are cluster-autoscaler's and Karpenter's: a DaemonSet's
+pods go with the node; a pod annotated
+cluster-autoscaler.kubernetes.io/safe-to-evict: "false" or
+karpenter.sh/do-not-disrupt: "true" keeps its node; so does a pod without a
+controller or with an emptyDir or hostPath volume, unless annotated
+safe-to-evict: "true"; and a drain never evicts more pods of a
+PodDisruptionBudget than it allows, counted on the pods running after the
+drains before it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			gcpace.StartingHeap(gcpace.DefaultStartingHeap)
+			if slices.Contains(opts.Files, "-") {
+				return fmt.Errorf("consolidate reads the cluster more than once: give it as files, not -f -")
+			}
+			cc, err := Setup(opts, registry)
+			if err != nil {
+				return err
+			}
+			load := func() (*simcluster.Cluster, error) { return loading.LoadFrom(opts.Files, s.in) }
+			c, err := load()
+			if err != nil {
+				return err
+			}
+			reportSkipped(s, c)
+			progress := &questionProgress{nodes: len(c.Nodes)}
+			newWorld := progress.watch(func(c *simcluster.Cluster) (*simulator.World, error) {
+				return simulator.NewWorld(cmd.Context(), c, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
+			})
+			var current atomic.Pointer[string]
+			stop := progressLine(s, func() string {
+				if c := current.Load(); c != nil {
+					return *c
+				}
+				return progress.line()
+			})
+			res, err := questions.Consolidate(cmd.Context(), load, newWorld, func(i, n int, node string) {
+				line := fmt.Sprintf("draining node %d of %d (%s)", i+1, n, node)
+				current.Store(&line)
+			})
+			stop()
+			if err != nil {
+				return err
+			}
+			if opts.Output == "json" {
+				return writeJSON(s, res)
+			}
+			if len(res.Remove) == 0 {
+				fmt.Fprintln(s.out, "No node can be removed with every pod still running.")
+			} else {
+				fmt.Fprintf(s.out, "Remove %d node(s), in this order, saving %g per hour; every pod still runs (checked by simulation):\n\n", len(res.Remove), res.HourlySaving)
+				for _, n := range res.Remove {
+					fmt.Fprintf(s.out, "  %s\n", n)
+				}
+			}
+			if len(res.Keep) > 0 {
+				fmt.Fprintf(s.out, "\nKeep %d node(s):\n\n", len(res.Keep))
+				tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "NODE\tPOD\tREASON")
+				for _, k := range res.Keep {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Node, k.Pod, k.Reason)
+				}
+				tw.Flush()
+			}
+			return nil
+		},
+	}
+	fss := &cliflag.NamedFlagSets{}
+	opts.AddConfigFlags(fss)
+	opts.AddManifestFlags(fss, "table", "json")
+	addFlagSets(cmd, fss)
+	return cmd
+}

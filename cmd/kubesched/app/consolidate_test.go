@@ -1,0 +1,151 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	"github.com/kubesched/kubesched/internal/testing/clustergen"
+)
+
+type consolidateAnswer struct {
+	Remove       []string
+	HourlySaving float64
+	Keep         []struct{ Node, Pod, Reason string }
+}
+
+func consolidate(t *testing.T, file string) consolidateAnswer {
+	t.Helper()
+	code, out, errOut := run(t, "consolidate", "-f", file, "-o", "json")
+	if code != 0 {
+		t.Fatalf("consolidate: exit %d: %s", code, errOut)
+	}
+	var a consolidateAnswer
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// withoutNodes is a manifest of objs without the nodes named, their pods
+// unbound as their controllers' replacements would be.
+func withoutNodes(t *testing.T, objs []runtime.Object, gone ...string) string {
+	t.Helper()
+	drop := map[string]bool{}
+	for _, n := range gone {
+		drop[n] = true
+	}
+	var keep []runtime.Object
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *v1.Node:
+			if drop[x.Name] {
+				continue
+			}
+		case *v1.Pod:
+			if drop[x.Spec.NodeName] {
+				x = x.DeepCopy()
+				x.Spec.NodeName = ""
+				o = x
+			}
+		}
+		keep = append(keep, o)
+	}
+	return writeFile(t, "without.yaml", simtest.Manifest(t, keep...))
+}
+
+// The answer holds when simulate, not consolidate, runs the cluster
+// without the nodes it removes: no pod pends that did not before; every
+// node is removed or kept with a pod and a reason; and a node kept for
+// lack of room is one whose removal, with the others, leaves a pod out.
+func TestConsolidateAnswerIsVerifiedBySimulation(t *testing.T) {
+	objs := clustergen.Generate(clustergen.Options{Nodes: 30, Pods: 300, RunningFraction: 0.6, Seed: 9, Owned: true})
+	gen := writeFile(t, "gen.yaml", simtest.Manifest(t, objs...))
+	a := consolidate(t, gen)
+	if len(a.Remove) == 0 {
+		t.Fatal("nothing removed: the check is vacuous")
+	}
+	var nodes []string
+	for _, o := range objs {
+		if n, ok := o.(*v1.Node); ok {
+			nodes = append(nodes, n.Name)
+		}
+	}
+	seen := map[string]int{}
+	for _, n := range a.Remove {
+		seen[n]++
+	}
+	for _, k := range a.Keep {
+		seen[k.Node]++
+		if k.Pod == "" || k.Reason == "" {
+			t.Errorf("node %s is kept without a pod or a reason: %+v", k.Node, k)
+		}
+	}
+	for _, n := range nodes {
+		if seen[n] != 1 {
+			t.Errorf("node %s is answered %d times, want once (removed or kept)", n, seen[n])
+		}
+	}
+	before := len(pendingPods(t, gen))
+	if after := pendingPods(t, withoutNodes(t, objs, a.Remove...)); len(after) > before {
+		t.Errorf("without the %d removed nodes %d pods pend, %d before: %v", len(a.Remove), len(after), before, after)
+	}
+	checked := 0
+	for _, k := range a.Keep {
+		if !strings.HasPrefix(k.Reason, "with the node drained") || checked == 3 {
+			continue
+		}
+		checked++
+		if after := pendingPods(t, withoutNodes(t, objs, append(append([]string(nil), a.Remove...), k.Node)...)); len(after) <= before {
+			t.Errorf("node %s is kept (%s), but without it too no more pods pend", k.Node, k.Reason)
+		}
+	}
+	if checked == 0 {
+		t.Error("no node was kept for lack of room: that check is vacuous")
+	}
+}
+
+func TestConsolidateTheExample(t *testing.T) {
+	const example = "../../../examples/consolidate.yaml"
+	a := consolidate(t, example)
+	want := consolidateAnswer{Remove: []string{"general-a-1", "general-a-2", "general-b-1"}, HourlySaving: 1.152}
+	if strings.Join(a.Remove, ",") != strings.Join(want.Remove, ",") || a.HourlySaving != want.HourlySaving {
+		t.Errorf("removes %v saving %g, want %v saving %g", a.Remove, a.HourlySaving, want.Remove, want.HourlySaving)
+	}
+	reasons := map[string]string{}
+	for _, k := range a.Keep {
+		reasons[k.Node] = k.Pod + ": " + k.Reason
+	}
+	for node, want := range map[string]string{
+		"general-c-1": "default/debug: the pod has no controller",
+		"memory-b-1":  `the pod has local storage: emptyDir volume "scratch"`,
+	} {
+		if !strings.Contains(reasons[node], want) {
+			t.Errorf("node %s kept for %q, want %q", node, reasons[node], want)
+		}
+	}
+	// Without the removed nodes, simulate places every pod of the example.
+	manifest, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, d := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(manifest), -1) {
+		removed := false
+		for _, n := range a.Remove {
+			removed = removed || strings.Contains(d, "kind: Node") && strings.Contains(d, "name: "+n+"\n")
+		}
+		if !removed {
+			keep = append(keep, d)
+		}
+	}
+	if pending := pendingPods(t, writeFile(t, "rest.yaml", strings.Join(keep, "\n---\n"))); len(pending) > 0 {
+		t.Errorf("without the removed nodes these pods pend: %v", pending)
+	}
+}

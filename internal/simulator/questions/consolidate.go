@@ -1,0 +1,320 @@
+package questions
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+)
+
+// The annotations that keep a pod (and so its node) from being evicted by
+// a consolidation, as cluster-autoscaler and Karpenter read them.
+const (
+	SafeToEvictAnnotation  = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+)
+
+// ConsolidateResult is consolidate's answer.
+type ConsolidateResult struct {
+	// Remove are the nodes to remove, in the order the search removed
+	// them (each drained with every pod still running).
+	Remove       []string `json:"remove"`
+	HourlySaving float64  `json:"hourlySaving"`
+	// Keep are the other nodes, each with the pod that keeps it and why.
+	Keep []KeptNode `json:"keep"`
+}
+
+// KeptNode is a node that must stay, the pod that keeps it, and why.
+type KeptNode struct {
+	Node   string `json:"node"`
+	Pod    string `json:"pod"`
+	Reason string `json:"reason"`
+}
+
+// Consolidate answers which nodes can be removed with every pod still
+// running. The cluster is simulated to its end (pending pods placed); on
+// what it settles to, each node is drained in turn, the most expensive
+// first (then the one with the fewest pods): its pods are evicted by the
+// eviction API's rules and the drain is kept when the evicted pods (their
+// controllers' replacements) all schedule on the nodes left, the pods
+// pending before the drains aside. The rules, as cluster-autoscaler's and
+// Karpenter's drains:
+//
+//   - a DaemonSet's pods go with the node;
+//   - a pod annotated cluster-autoscaler.kubernetes.io/safe-to-evict:
+//     "false" or karpenter.sh/do-not-disrupt: "true" blocks the node;
+//   - a pod without a controller (nothing would recreate it) or with local
+//     storage (an emptyDir or hostPath volume) blocks the node, unless
+//     annotated safe-to-evict: "true";
+//   - evicting the node's pods must leave every PodDisruptionBudget
+//     satisfied, counted on the pods running after the drains before it
+//     (their replacements running again, as the disruption controller
+//     would count them).
+func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), started func(i, n int, node string)) (*ConsolidateResult, error) {
+	c, err := load()
+	if err != nil {
+		return nil, err
+	}
+	w, err := newWorld(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Run(ctx); err != nil {
+		return nil, err
+	}
+	settled := settle(w)
+	basePending := map[string]bool{}
+	for _, p := range w.Report().Pods {
+		if p.Status == report.StatusUnschedulable {
+			basePending[p.Namespace+"/"+p.Name] = true
+		}
+	}
+	pdbs := pdbsOf(settled)
+	res := &ConsolidateResult{Remove: []string{}, Keep: []KeptNode{}}
+	price := map[string]float64{}
+	podsOn := map[string][]*v1.Pod{}
+	for _, p := range settled.Pods {
+		if p.Spec.NodeName != "" {
+			podsOn[p.Spec.NodeName] = append(podsOn[p.Spec.NodeName], p)
+		}
+	}
+	type candidate struct {
+		node string
+		pods int
+	}
+	var candidates []candidate
+	for _, n := range settled.Nodes {
+		price[n.Name], _ = strconv.ParseFloat(strings.TrimSpace(n.Annotations[HourlyCostAnnotation]), 64)
+		if pod, reason := blockedByRules(podsOn[n.Name]); pod != nil {
+			res.Keep = append(res.Keep, KeptNode{Node: n.Name, Pod: cluster.PodKey(pod), Reason: reason})
+			continue
+		}
+		candidates = append(candidates, candidate{n.Name, len(evictable(podsOn[n.Name]))})
+	}
+	sort.SliceStable(candidates, func(i, j int) bool {
+		a, b := candidates[i], candidates[j]
+		if price[a.node] != price[b.node] {
+			return price[a.node] > price[b.node]
+		}
+		if a.pods != b.pods {
+			return a.pods < b.pods
+		}
+		return a.node < b.node
+	})
+	// current is the cluster as the drains kept so far left it.
+	current := settled
+	for i, cand := range candidates {
+		if started != nil {
+			started(i, len(candidates), cand.node)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var on []*v1.Pod
+		for _, p := range current.Pods {
+			if p.Spec.NodeName == cand.node {
+				on = append(on, p)
+			}
+		}
+		if pod, reason := violatesPDB(evictable(on), current.Pods, pdbs); pod != nil {
+			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(pod), Reason: reason})
+			continue
+		}
+		tw, err := newWorld(drained(current, cand.node))
+		if err != nil {
+			return nil, err
+		}
+		if err := tw.Run(ctx); err != nil {
+			return nil, err
+		}
+		if pod, reason := notAllRunning(tw.Report().Pods, basePending); pod != "" {
+			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: pod, Reason: reason})
+			continue
+		}
+		res.Remove = append(res.Remove, cand.node)
+		res.HourlySaving += price[cand.node]
+		current = settle(tw)
+	}
+	res.HourlySaving = roundCents(res.HourlySaving)
+	sort.SliceStable(res.Keep, func(i, j int) bool { return res.Keep[i].Node < res.Keep[j].Node })
+	return res, nil
+}
+
+// notAllRunning names the first pod a drain left without its place (one
+// that pends, not pending before the drains, or that a replacement
+// preempted), and why.
+func notAllRunning(pods []report.PodResult, basePending map[string]bool) (string, string) {
+	for _, p := range pods {
+		key := p.Namespace + "/" + p.Name
+		switch {
+		case p.Status == report.StatusUnschedulable && !basePending[key]:
+			return key, "with the node drained, this pod would not schedule: " + p.Message
+		case p.Status == report.StatusPreempted:
+			return key, "with the node drained, this pod would be preempted: " + p.Message
+		}
+	}
+	return "", ""
+}
+
+// settle is the cluster w ran to: its nodes, the pods it left (bound or
+// pending) and the objects beside them, without the workloads'
+// controllers (their pods are made).
+func settle(w *simulator.World) *cluster.Cluster {
+	c := w.Cluster
+	out := cluster.New()
+	out.Nodes = c.Nodes
+	for _, p := range w.Store.Pods() {
+		cp := p.DeepCopy()
+		out.Pods = append(out.Pods, cp)
+		out.Sources[cluster.PodKey(cp)] = c.Sources[cluster.PodKey(cp)]
+	}
+	out.Namespaces, out.PriorityClasses, out.Services = c.Namespaces, c.PriorityClasses, c.Services
+	out.ReplicaSets, out.StatefulSets, out.RCs, out.Others = c.ReplicaSets, c.StatefulSets, c.RCs, c.Others
+	return out
+}
+
+// drained is c without node: its DaemonSet pods go with it, its other
+// pods are replaced by pending copies (what their controllers would
+// create).
+func drained(c *cluster.Cluster, node string) *cluster.Cluster {
+	out := *c
+	out.Nodes = nil
+	for _, n := range c.Nodes {
+		if n.Name != node {
+			out.Nodes = append(out.Nodes, n)
+		}
+	}
+	out.Pods = nil
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != node {
+			out.Pods = append(out.Pods, p)
+			continue
+		}
+		if isDaemonSetPod(p) {
+			continue
+		}
+		cp := p.DeepCopy()
+		cp.Spec.NodeName = ""
+		cp.Status = v1.PodStatus{Phase: v1.PodPending}
+		out.Pods = append(out.Pods, cp)
+	}
+	return &out
+}
+
+func isDaemonSetPod(p *v1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "DaemonSet"
+}
+
+// evictable are the pods a drain evicts: all but the DaemonSet's.
+func evictable(pods []*v1.Pod) []*v1.Pod {
+	var out []*v1.Pod
+	for _, p := range pods {
+		if !isDaemonSetPod(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// blockedByRules returns the first pod of a node (by name) that the
+// eviction rules do not let a drain evict, and why.
+func blockedByRules(pods []*v1.Pod) (*v1.Pod, string) {
+	pods = evictable(pods)
+	sort.Slice(pods, func(i, j int) bool { return cluster.PodKey(pods[i]) < cluster.PodKey(pods[j]) })
+	for _, p := range pods {
+		if v, ok := p.Annotations[SafeToEvictAnnotation]; ok && v == "false" {
+			return p, fmt.Sprintf("the pod is annotated %s: \"false\"", SafeToEvictAnnotation)
+		}
+		if v, ok := p.Annotations[DoNotDisruptAnnotation]; ok && v == "true" {
+			return p, fmt.Sprintf("the pod is annotated %s: \"true\"", DoNotDisruptAnnotation)
+		}
+		if p.Annotations[SafeToEvictAnnotation] == "true" {
+			continue
+		}
+		if metav1.GetControllerOf(p) == nil {
+			return p, "the pod has no controller: nothing would recreate it (annotate it " + SafeToEvictAnnotation + ": \"true\" to allow its eviction)"
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.EmptyDir != nil || v.HostPath != nil {
+				kind := "emptyDir"
+				if v.HostPath != nil {
+					kind = "hostPath"
+				}
+				return p, fmt.Sprintf("the pod has local storage: %s volume %q (annotate it %s: \"true\" to allow its eviction)", kind, v.Name, SafeToEvictAnnotation)
+			}
+		}
+	}
+	return nil, ""
+}
+
+// pdbsOf returns the cluster's PodDisruptionBudgets.
+func pdbsOf(c *cluster.Cluster) []*policyv1.PodDisruptionBudget {
+	var out []*policyv1.PodDisruptionBudget
+	for _, o := range c.Others {
+		if pdb, ok := o.(*policyv1.PodDisruptionBudget); ok {
+			out = append(out, pdb)
+		}
+	}
+	return out
+}
+
+// violatesPDB returns the first evicted pod whose eviction a
+// PodDisruptionBudget does not allow, and why. The budget is counted as
+// the disruption controller counts it: healthy pods are the running
+// (bound) pods the PDB selects; minAvailable or maxUnavailable (of the
+// pods it selects, percentages rounded up) says how many must stay.
+func violatesPDB(evicted, running []*v1.Pod, pdbs []*policyv1.PodDisruptionBudget) (*v1.Pod, string) {
+	for _, pdb := range pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue // a PDB with an empty or invalid selector selects nothing
+		}
+		selects := func(p *v1.Pod) bool {
+			return p.Namespace == pdb.Namespace && sel.Matches(labels.Set(p.Labels))
+		}
+		var hit []*v1.Pod
+		for _, p := range evicted {
+			if selects(p) {
+				hit = append(hit, p)
+			}
+		}
+		if len(hit) == 0 {
+			continue
+		}
+		expected, healthy := 0, 0
+		for _, p := range running {
+			if selects(p) {
+				expected++
+				if p.Spec.NodeName != "" {
+					healthy++
+				}
+			}
+		}
+		desired := 0
+		switch {
+		case pdb.Spec.MinAvailable != nil:
+			desired, _ = intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MinAvailable, expected, true)
+		case pdb.Spec.MaxUnavailable != nil:
+			unavailable, _ := intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, expected, true)
+			desired = expected - unavailable
+		}
+		allowed := max(healthy-desired, 0)
+		if len(hit) > allowed {
+			return hit[0], fmt.Sprintf("evicting the node's %d pod(s) of PodDisruptionBudget %s/%s exceeds the %d disruption(s) it allows (%d healthy, %d desired)",
+				len(hit), pdb.Namespace, pdb.Name, allowed, healthy, desired)
+		}
+	}
+	return nil, ""
+}
