@@ -31,6 +31,9 @@ type runState struct {
 	// a world with a Scenario).
 	evictedReplaced int
 	finishes        finishQueue
+	// drains are the nodes whose evictions a PodDisruptionBudget refused,
+	// asked again (drain.go).
+	drains []drain
 	// err is the first error of the controllers' creations.
 	err error
 	// stopped is set when the world reached its limit with pods still to
@@ -306,6 +309,10 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 			store.Flush()
 			continue
 		}
+		if len(w.run.drains) > 0 && wait && w.drainsDue() {
+			store.Flush()
+			continue
+		}
 		next := deadline
 		if !wait {
 			t, ok := sched.Queue.NextBackoffExpiry()
@@ -319,6 +326,9 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 		}
 		if len(*finishes) > 0 && (*finishes)[0].t.Before(next) {
 			next = (*finishes)[0].t
+		}
+		if t, ok := w.nextDrain(); ok && wait && t.Before(next) {
+			next = t
 		}
 		if t, ok := sched.Queue.NextBackoffExpiry(); ok && !t.After(next) {
 			if t.After(w.Clock.Now()) {

@@ -21,8 +21,10 @@ import (
 //	    scale: [{kind: Deployment, namespace: shop, name: web, replicas: 30}]
 //	    cordon: [node-a]        # spec.unschedulable
 //	    uncordon: [node-a]
-//	    drain: [node-b]         # cordon, then delete its pods but DaemonSets' (as kubectl drain
-//	                            # --ignore-daemonsets --force --disable-eviction: PDBs are not consulted)
+//	    drain: [node-b]         # cordon, then evict its pods but DaemonSets' through the eviction
+//	                            # API's rules (as kubectl drain --ignore-daemonsets --force
+//	                            # --delete-emptydir-data): an eviction a PodDisruptionBudget refuses
+//	                            # is asked again every 5 s of virtual time
 //	    deleteNodes: [node-c]   # the node and its pods (the pod GC)
 //	    taint: [{node: node-d, key: k, value: v, effect: NoSchedule}]
 //	    untaint: [{node: node-d, key: k, effect: NoSchedule}]

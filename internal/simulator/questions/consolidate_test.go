@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	st "github.com/kubesched/kubesched/internal/testing"
 )
 
@@ -94,7 +95,7 @@ func TestADrainNeverEvictsMoreThanABudgetAllows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pod, reason := violatesPDB(tt.evicted, running, []*policyv1.PodDisruptionBudget{tt.pdb})
+			pod, reason := cluster.EvictionRefused(tt.evicted, running, []*policyv1.PodDisruptionBudget{tt.pdb})
 			if (pod != nil) != tt.blocked {
 				t.Errorf("blocked %v (%s), want %v", pod != nil, reason, tt.blocked)
 			}

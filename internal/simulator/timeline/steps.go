@@ -78,11 +78,7 @@ func apply(w *simulator.World, st *cluster.Step) (pods int, err error) {
 		if err := updateNode(w, name, "drain", func(n *v1.Node) { n.Spec.Unschedulable = true }); err != nil {
 			return pods, err
 		}
-		for _, p := range w.Store.Pods() {
-			if p.Spec.NodeName == name && !ownedBy(p, "DaemonSet") {
-				w.Remove(p, simulator.Gone{Status: report.StatusDeleted, Message: "drained from " + name + " by step " + st.Name})
-			}
-		}
+		w.Drain(name, st.Name)
 	}
 	for _, name := range st.DeleteNodes {
 		if err := deleteNode(w, name, st.Name); err != nil {

@@ -14,7 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/plugins"
@@ -60,6 +63,13 @@ func placementsByPrefix(r *report.Report, prefix string) map[string]string {
 	return out
 }
 
+// webBudget is a PodDisruptionBudget of the web pods with minAvailable.
+func webBudget(minAvailable int32) *policyv1.PodDisruptionBudget {
+	v := intstr.FromInt32(minAvailable)
+	return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &v, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+}
+
 var cpu = func(n string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: n} }
 
 func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
@@ -82,6 +92,44 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 				}
 				if r.Summary.Deleted != 2 || r.Summary.Unschedulable != 2 {
 					t.Errorf("summary = %+v, want 2 deleted and 2 unschedulable", r.Summary)
+				}
+			},
+		},
+		{
+			name: "a drain evicts a budget's pods one at a time, each when the one before runs again elsewhere",
+			objs: []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 3, web), webBudget(2)},
+			steps: []cluster.Step{{At: time.Minute, Name: "add b, drain a", Create: []runtime.Object{simtest.Node("b")}, Drain: []string{"a"}}},
+			check: func(t *testing.T, w *simulator.World, r *report.Report, trace []report.TraceLine) {
+				// The budget allows one disruption at a time: each eviction
+				// waits for the last one's replacement to run on b, and
+				// the drain asks again every 5 s.
+				var onB []string
+				for _, l := range trace {
+					if l.Result == report.TraceScheduled && l.Node == "b" {
+						onB = append(onB, l.T)
+					}
+				}
+				want := []string{"2026-01-01T00:01:00Z", "2026-01-01T00:01:05Z", "2026-01-01T00:01:10Z"}
+				if diff := cmp.Diff(want, onB); diff != "" {
+					t.Errorf("bindings to b (-want,+got):\n%s", diff)
+				}
+				if r.Summary.Deleted != 3 {
+					t.Errorf("summary = %+v, want the 3 pods of a deleted", r.Summary)
+				}
+			},
+		},
+		{
+			name: "a drain whose budget allows no eviction leaves the pods on the cordoned node",
+			objs: []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 3, web), webBudget(3)},
+			steps: []cluster.Step{{At: time.Minute, Name: "add b, drain a", Create: []runtime.Object{simtest.Node("b")}, Drain: []string{"a"}}},
+			check: func(t *testing.T, w *simulator.World, r *report.Report, _ []report.TraceLine) {
+				for name, where := range placementsByPrefix(r, "web-") {
+					if where != "a" {
+						t.Errorf("pod %s: %s, want still on a", name, where)
+					}
+				}
+				if r.Summary.Deleted != 0 {
+					t.Errorf("summary = %+v, want nothing deleted", r.Summary)
 				}
 			},
 		},

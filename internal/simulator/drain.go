@@ -1,0 +1,125 @@
+package simulator
+
+import (
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+)
+
+// drainRetry is how long a drain waits before it asks again for the
+// evictions a PodDisruptionBudget refused, as kubectl drain does.
+const drainRetry = 5 * time.Second
+
+// drain is a node being drained: the pods left on it are evicted when
+// their budgets allow, at next.
+type drain struct {
+	node, step string
+	next       time.Time
+	// bindings is the store's bindings at the last try: a budget allows
+	// more only once more of its pods run, so a drain is asked again only
+	// after some binding.
+	bindings int
+}
+
+// Drain evicts the pods of a (cordoned) node through the eviction API's
+// rules, as kubectl drain --ignore-daemonsets --delete-emptydir-data
+// --force does: a DaemonSet's pods stay; a pod is evicted when every
+// PodDisruptionBudget selecting it allows one more disruption (its healthy
+// pods, the running ones it selects, above what it needs); a refused
+// eviction is asked again every 5 s of virtual time once pods were bound
+// since (the evicted pods' replacements starting, so that the budget may
+// allow more), as kubectl drain retries; when nothing is bound any more,
+// the drain waits without keeping the world running. A
+// pod without a controller is deleted (--force). It reports whether any
+// pod was evicted now.
+func (w *World) Drain(node, step string) bool {
+	d := drain{node: node, step: step, bindings: w.Store.Bindings}
+	evicted, left := w.evictFrom(d)
+	if left {
+		d.next = w.Clock.Now().Add(drainRetry)
+		w.run.drains = append(w.run.drains, d)
+	}
+	return evicted
+}
+
+// evictFrom evicts what the budgets allow of d's node now, reporting
+// whether any pod was evicted and whether some are left.
+func (w *World) evictFrom(d drain) (evicted, left bool) {
+	var on []*v1.Pod
+	all := w.Store.Pods()
+	for _, p := range all {
+		if p.Spec.NodeName == d.node && !daemonSetPod(p) {
+			on = append(on, p)
+		}
+	}
+	sort.Slice(on, func(i, j int) bool { return cluster.PodKey(on[i]) < cluster.PodKey(on[j]) })
+	pdbs := w.Cluster.PodDisruptionBudgets()
+	gone := map[string]bool{}
+	for _, p := range on {
+		// The budgets count the pods still running: those evicted just
+		// before are not.
+		running := all[:0:0]
+		for _, q := range all {
+			if !gone[cluster.PodKey(q)] {
+				running = append(running, q)
+			}
+		}
+		if refused, _ := cluster.EvictionRefused([]*v1.Pod{p}, running, pdbs); refused != nil {
+			left = true
+			continue
+		}
+		gone[cluster.PodKey(p)] = true
+		w.Remove(p, Gone{Status: report.StatusDeleted, Message: "drained from " + d.node + " by step " + d.step})
+		evicted = true
+	}
+	return evicted, left
+}
+
+func daemonSetPod(p *v1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "DaemonSet"
+}
+
+// drainsDue asks again for the refused evictions whose time has come,
+// reporting whether any pod was evicted.
+func (w *World) drainsDue() bool {
+	now := w.Clock.Now()
+	any := false
+	kept := w.run.drains[:0]
+	for _, d := range w.run.drains {
+		if d.next.After(now) || d.bindings == w.Store.Bindings {
+			kept = append(kept, d)
+			continue
+		}
+		d.bindings = w.Store.Bindings
+		evicted, left := w.evictFrom(d)
+		any = any || evicted
+		if left {
+			d.next = now.Add(drainRetry)
+			kept = append(kept, d)
+		}
+	}
+	w.run.drains = kept
+	if any {
+		w.reconcile()
+	}
+	return any
+}
+
+// nextDrain is when the next refused eviction is asked again (of the
+// drains that pods bound since their last try may help).
+func (w *World) nextDrain() (time.Time, bool) {
+	var t time.Time
+	ok := false
+	for _, d := range w.run.drains {
+		if d.bindings != w.Store.Bindings && (!ok || d.next.Before(t)) {
+			t, ok = d.next, true
+		}
+	}
+	return t, ok
+}
