@@ -96,8 +96,8 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 			},
 		},
 		{
-			name: "a drain evicts a budget's pods one at a time, each when the one before runs again elsewhere",
-			objs: []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 3, web), webBudget(2)},
+			name:  "a drain evicts a budget's pods one at a time, each when the one before runs again elsewhere",
+			objs:  []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 3, web), webBudget(2)},
 			steps: []cluster.Step{{At: time.Minute, Name: "add b, drain a", Create: []runtime.Object{simtest.Node("b")}, Drain: []string{"a"}}},
 			check: func(t *testing.T, w *simulator.World, r *report.Report, trace []report.TraceLine) {
 				// The budget allows one disruption at a time: each eviction
@@ -119,8 +119,8 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 			},
 		},
 		{
-			name: "a drain whose budget allows no eviction leaves the pods on the cordoned node",
-			objs: []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 3, web), webBudget(3)},
+			name:  "a drain whose budget allows no eviction leaves the pods on the cordoned node",
+			objs:  []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 3, web), webBudget(3)},
 			steps: []cluster.Step{{At: time.Minute, Name: "add b, drain a", Create: []runtime.Object{simtest.Node("b")}, Drain: []string{"a"}}},
 			check: func(t *testing.T, w *simulator.World, r *report.Report, _ []report.TraceLine) {
 				for name, where := range placementsByPrefix(r, "web-") {
