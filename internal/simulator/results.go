@@ -9,11 +9,30 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
+
+// podGroup is what a pending pod is counted under (report.PodResult's
+// Group).
+func (w *World) podGroup(p *v1.Pod) string {
+	k := p.Namespace + "/" + p.Name
+	if i, ok := w.Cluster.WorkloadOf[k]; ok && i >= 0 && i < len(w.Cluster.Workloads) {
+		return w.Cluster.Workloads[i].String()
+	}
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return ref.Kind + " " + p.Namespace + "/" + ref.Name
+	}
+	for _, l := range []string{"app.kubernetes.io/name", "app"} {
+		if v, ok := p.Labels[l]; ok {
+			return "Pods " + p.Namespace + " " + l + "=" + v
+		}
+	}
+	return "Pod " + k
+}
 
 // report.Report builds the report from the store's final state.
 func (w *World) Report() *report.Report {
@@ -41,6 +60,7 @@ func (w *World) Report() *report.Report {
 			r.Summary.Scheduled++
 		default:
 			res.Status = report.StatusUnschedulable
+			res.Group = w.podGroup(cur)
 			r.Summary.Unschedulable++
 			for _, c := range cur.Status.Conditions {
 				if c.Type == v1.PodScheduled {

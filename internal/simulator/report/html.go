@@ -106,9 +106,14 @@ func groupExplain(e *ExplainReport) *htmlExplain {
 }
 
 type htmlPage struct {
-	R            *Report
-	Zones        []htmlZone
+	R     *Report
+	Zones []htmlZone
+	// Aggregated: one cell per pool in each zone (past heatNodesUpTo
+	// nodes), its nodes' average.
+	Aggregated   bool
 	HeatHeight   int
+	Groups       []PendingGroup
+	PageSize     int
 	Bars         []htmlBar
 	BarsHeight   int
 	Curves       []htmlCurve
@@ -120,6 +125,10 @@ type htmlPage struct {
 }
 
 const cell, cellGap, heatLeft, heatWidth = 22, 3, 120, 880
+
+// heatNodesUpTo: past this many nodes the heat map has a cell per pool in
+// each zone, not per node; pageSize is the pod table's page.
+const heatNodesUpTo, pageSize = 1000, 500
 
 // heatColor runs from green (idle) through yellow to red (full).
 func heatColor(pct float64) string {
@@ -134,7 +143,7 @@ func heatColor(pct float64) string {
 }
 
 func (r *Report) htmlPage() *htmlPage {
-	p := &htmlPage{R: r, ExplainLimit: ExplainLimit}
+	p := &htmlPage{R: r, ExplainLimit: ExplainLimit, PageSize: pageSize, Groups: r.PendingGroups(), Aggregated: len(r.Nodes) > heatNodesUpTo}
 	// Heat map: one row block per zone, nodes sorted by pool then name.
 	byZone := map[string][]NodeResult{}
 	for _, n := range r.Nodes {
@@ -157,13 +166,21 @@ func (r *Report) htmlPage() *htmlPage {
 			name = "(no zone)"
 		}
 		hz := htmlZone{Name: name, Y: y}
+		if p.Aggregated {
+			nodes = poolCells(nodes)
+		}
 		for i, n := range nodes {
 			cpu := 100 * float64(n.RequestedResources.MilliCPU) / float64(max(1, n.AllocatableResources.MilliCPU))
-			hz.Cells = append(hz.Cells, htmlCell{Name: n.Name, Color: heatColor(cpu),
-				X: heatLeft + (i%perRow)*(cell+cellGap), Y: y + (i/perRow)*(cell+cellGap),
-				Title: fmt.Sprintf("%s (pool %s): cpu %s, memory %s, %s", n.Name, n.Pool,
+			title := fmt.Sprintf("%s (pool %s): cpu %s, memory %s, %s", n.Name, n.Pool,
+				wholePercent(n.RequestedResources.MilliCPU, n.AllocatableResources.MilliCPU),
+				wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory), Plural(n.Pods, "pod"))
+			if p.Aggregated {
+				title = fmt.Sprintf("pool %s: %s, cpu %s, memory %s requested of their allocatable, %s", n.Pool, n.Name,
 					wholePercent(n.RequestedResources.MilliCPU, n.AllocatableResources.MilliCPU),
-					wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory), Plural(n.Pods, "pod"))})
+					wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory), Plural(n.Pods, "pod"))
+			}
+			hz.Cells = append(hz.Cells, htmlCell{Name: n.Name, Color: heatColor(cpu),
+				X: heatLeft + (i%perRow)*(cell+cellGap), Y: y + (i/perRow)*(cell+cellGap), Title: title})
 		}
 		rows := (len(nodes) + perRow - 1) / perRow
 		hz.Height = rows * (cell + cellGap)
@@ -224,6 +241,33 @@ func (r *Report) htmlPage() *htmlPage {
 		p.Jobs = p.Jobs || wl.Completions != ""
 	}
 	return p
+}
+
+// poolCells sums nodes (of one zone, sorted by pool) by pool: one
+// NodeResult per pool, named by its node count.
+func poolCells(nodes []NodeResult) []NodeResult {
+	var out []NodeResult
+	count := 0
+	for _, n := range nodes {
+		if len(out) == 0 || out[len(out)-1].Pool != n.Pool {
+			if len(out) > 0 {
+				out[len(out)-1].Name = Plural(count, "node")
+			}
+			out = append(out, NodeResult{Pool: n.Pool, Zone: n.Zone})
+			count = 0
+		}
+		g := &out[len(out)-1]
+		count++
+		g.Pods += n.Pods
+		g.RequestedResources.MilliCPU += n.RequestedResources.MilliCPU
+		g.RequestedResources.Memory += n.RequestedResources.Memory
+		g.AllocatableResources.MilliCPU += n.AllocatableResources.MilliCPU
+		g.AllocatableResources.Memory += n.AllocatableResources.Memory
+	}
+	if len(out) > 0 {
+		out[len(out)-1].Name = Plural(count, "node")
+	}
+	return out
 }
 
 func (r *Report) writeHTML(out io.Writer) error {

@@ -30,9 +30,10 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 </p>
 
 <h2>Nodes: CPU requested, by zone and pool</h2>
+{{if .Aggregated}}<p>{{plural .R.Summary.Nodes "node"}}: a cell per pool in each zone, its nodes' requests over their allocatable.</p>{{end}}
 <svg id="heatmap" width="1000" height="{{.HeatHeight}}" role="img" aria-label="node CPU heat map">
 {{range .Zones}}<text x="0" y="{{add .Y 15}}">{{.Name}}</text>
-{{range .Cells}}<rect class="node-cell" x="{{.X}}" y="{{.Y}}" width="22" height="22" fill="{{.Color}}"><title>{{.Title}}</title></rect>
+{{range .Cells}}<rect class="{{if $.Aggregated}}pool-cell{{else}}node-cell{{end}}" x="{{.X}}" y="{{.Y}}" width="22" height="22" fill="{{.Color}}"><title>{{.Title}}</title></rect>
 {{end}}{{end}}</svg>
 
 <h2>Pending pods by reason</h2>
@@ -41,6 +42,9 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 <text x="{{add .Width 6}}" y="{{add .Y 16}}">reason {{.N}}: {{plural .Pods "pod"}}</text>
 {{end}}</svg>
 <ol>{{range .Bars}}<li>{{.Message}} ({{plural .Pods "pod"}})</li>{{end}}</ol>
+<table id="pending-groups"><tr><th>pending</th><th>reason</th><th>pods</th></tr>
+{{range .Groups}}<tr><td>{{.Group}}</td><td>{{.Reason}}</td><td>{{.Pods}}</td></tr>
+{{end}}</table>
 {{else}}<p>No pod is pending.</p>{{end}}
 
 {{with .R.Timeline}}<h2>Timeline: {{.Scenario}}</h2>
@@ -63,7 +67,8 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 {{end}}</table>{{end}}
 
 <h2>Pods</h2>
-<p><input id="search" type="search" placeholder="filter pods by name, node, status or message"> <span id="shown"></span></p>
+<p><input id="search" type="search" placeholder="filter pods by name, node, status or message"> <span id="shown"></span>
+<button id="prev" type="button">previous</button> <button id="next" type="button">next</button></p>
 <table id="pods"><thead><tr><th>pod</th><th>node</th><th>status</th><th>message</th></tr></thead><tbody>
 {{range .Pods}}<tr class="pod-row"><td>{{.Namespace}}/{{.Name}}</td><td>{{.Node}}</td><td class="{{.Status}}">{{.Status}}</td><td>{{if .Reason}}reason {{.Reason}}: {{end}}{{.Message}}{{with .Explain}}
 <details><summary>explain: {{.Feasible}}/{{plural .Total "node"}} feasible</summary>
@@ -75,18 +80,28 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 <script>
 (function () {
   var rows = Array.prototype.slice.call(document.querySelectorAll("#pods .pod-row"));
+  var text = rows.map(function (r) { return r.textContent.toLowerCase(); });
   var input = document.getElementById("search"), shown = document.getElementById("shown");
-  function filter() {
-    var q = input.value.toLowerCase(), n = 0;
-    rows.forEach(function (r) {
-      var hit = r.textContent.toLowerCase().indexOf(q) >= 0;
-      r.style.display = hit ? "" : "none";
+  var size = {{.PageSize}}, page = 0, hits = 0;
+  // The matching rows are shown a page at a time.
+  function show() {
+    var q = input.value.toLowerCase(), n = 0, from = page * size;
+    rows.forEach(function (r, i) {
+      var hit = text[i].indexOf(q) >= 0;
+      r.style.display = hit && n >= from && n < from + size ? "" : "none";
       if (hit) n++;
     });
-    shown.textContent = n + " of " + rows.length + (rows.length === 1 ? " pod" : " pods");
+    hits = n;
+    var last = Math.min(n, from + size);
+    shown.textContent = n > size ? (from + 1) + "-" + last + " of " + n + " matching, " + rows.length + " pods"
+      : n + " of " + rows.length + (rows.length === 1 ? " pod" : " pods");
   }
-  input.addEventListener("input", filter);
-  filter();
+  input.addEventListener("input", function () { page = 0; show(); });
+  document.getElementById("prev").addEventListener("click", function () { if (page > 0) { page--; show(); } });
+  document.getElementById("next").addEventListener("click", function () { if ((page + 1) * size < hits) { page++; show(); } });
+  show();
+  document.body.setAttribute("data-pools", document.querySelectorAll(".pool-cell").length);
+  document.body.setAttribute("data-shown", rows.filter(function (r) { return r.style.display !== "none"; }).length + " " + shown.textContent);
   document.body.setAttribute("data-rendered", [
     document.querySelectorAll(".node-cell").length,
     document.querySelectorAll(".reason-bar").length,

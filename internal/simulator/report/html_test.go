@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
@@ -74,9 +75,11 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-func TestTheHTMLReportRendersInHeadlessChromium(t *testing.T) {
+// renderDOM renders page in headless chromium and returns the DOM after
+// the page's script ran.
+func renderDOM(t *testing.T, page []byte) []byte {
+	t.Helper()
 	browser := chromium(t)
-	r, page := htmlReport(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	if err := os.WriteFile(file, page, 0o644); err != nil {
@@ -96,7 +99,13 @@ func TestTheHTMLReportRendersInHeadlessChromium(t *testing.T) {
 			t.Errorf("console message: %s", line)
 		}
 	}
-	m := regexp.MustCompile(`data-rendered="([0-9,]*)"`).FindSubmatch(dom.Bytes())
+	return dom.Bytes()
+}
+
+func TestTheHTMLReportRendersInHeadlessChromium(t *testing.T) {
+	r, page := htmlReport(t)
+	dom := renderDOM(t, page)
+	m := regexp.MustCompile(`data-rendered="([0-9,]*)"`).FindSubmatch(dom)
 	if m == nil {
 		t.Fatalf("the page's script did not run: no data-rendered in the DOM")
 	}
@@ -109,5 +118,29 @@ func TestTheHTMLReportRendersInHeadlessChromium(t *testing.T) {
 	want := fmt.Sprintf("%d,%d,%d,%d", len(r.Nodes), len(reasons), 2*len(r.Timeline.Samples), len(r.Pods))
 	if got := string(m[1]); got != want {
 		t.Errorf("marks (node cells, reason bars, timeline samples, pod rows) = %s, want %s", got, want)
+	}
+}
+
+// A cluster of thousands of nodes gets a heat map of pools, not nodes,
+// and its pod table shows a page at a time.
+func TestTheHTMLReportOfALargeClusterAggregatesAndPages(t *testing.T) {
+	r := &report.Report{Summary: report.Summary{Nodes: 1200}}
+	for i := 0; i < 1200; i++ {
+		r.Nodes = append(r.Nodes, report.NodeResult{Name: fmt.Sprintf("n%04d", i), Zone: []string{"a", "b"}[i%2], Pool: []string{"general", "gpu"}[i%3/2],
+			RequestedResources: framework.Resource{MilliCPU: 500}, AllocatableResources: framework.Resource{MilliCPU: 1000}})
+	}
+	for i := 0; i < 1300; i++ {
+		r.Pods = append(r.Pods, report.PodResult{Namespace: "default", Name: fmt.Sprintf("p%04d", i), Node: "n0001", Status: report.StatusScheduled})
+	}
+	page := simtest.Render(t, r, "html")
+	if got := bytes.Count(page, []byte(`class="node-cell"`)); got != 0 {
+		t.Errorf("%d node cells, want none past 1000 nodes", got)
+	}
+	dom := renderDOM(t, page)
+	if m := regexp.MustCompile(`data-pools="([0-9]*)"`).FindSubmatch(dom); m == nil || string(m[1]) != "4" {
+		t.Errorf("pool cells %q, want 4 (two pools in two zones)", m)
+	}
+	if m := regexp.MustCompile(`data-shown="([^"]*)"`).FindSubmatch(dom); m == nil || string(m[1]) != "500 1-500 of 1300 matching, 1300 pods" {
+		t.Errorf("shown %q, want the first page of 500 rows", m)
 	}
 }

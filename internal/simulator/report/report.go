@@ -34,6 +34,11 @@ type PodResult struct {
 	// Devices are a scheduled pod's allocated devices (dynamic resource
 	// allocation), "claim/request: driver/pool/device".
 	Devices []string `json:"devices,omitempty"`
+	// Group is what a pending pod is counted under in the pending pods by
+	// workload: its workload ("Deployment shop/web"), else its controller
+	// ("ReplicaSet shop/web-5d9"), else its app label ("shop app=web"),
+	// else the pod itself.
+	Group string `json:"-"`
 }
 
 // NodeResult is one node's load at the end.

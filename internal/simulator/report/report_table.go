@@ -72,6 +72,52 @@ func (r *Report) PendingReasons() (reasons []Reason, number map[string]int) {
 	return reasons, number
 }
 
+// PendingGroup is the pending pods of one group (workload, controller or
+// app) with one reason.
+type PendingGroup struct {
+	Group string
+	// Reason is the reason's number, as in PendingReasons.
+	Reason int
+	Pods   int
+}
+
+// PendingGroups counts the pending pods by group and reason, the largest
+// first.
+func (r *Report) PendingGroups() []PendingGroup {
+	_, number := r.PendingReasons()
+	index := map[[2]string]int{}
+	var out []PendingGroup
+	for i := range r.Pods {
+		p := &r.Pods[i]
+		if !pendingWithReason(p) {
+			continue
+		}
+		k := [2]string{p.Group, p.Message}
+		j, ok := index[k]
+		if !ok {
+			j = len(out)
+			index[k] = j
+			out = append(out, PendingGroup{Group: p.Group, Reason: number[p.Message]})
+		}
+		out[j].Pods++
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Pods != out[j].Pods {
+			return out[i].Pods > out[j].Pods
+		}
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return out[i].Reason < out[j].Reason
+	})
+	return out
+}
+
+// listPodsUpTo: with --show pending, past this many pods not running the
+// table lists the pending pods by group (workload and reason) instead of
+// one by one.
+const listPodsUpTo = 100
+
 // Plural writes n and the noun, "1 node", "2 nodes".
 func Plural(n int, noun string) string {
 	if n == 1 {
@@ -118,7 +164,10 @@ func (r *Report) WriteTable(out io.Writer, show Show) error {
 		r.Timeline.writeTable(&buf)
 	}
 	listed := 0
-	if show == ShowPending || show == ShowAll {
+	switch {
+	case show == ShowPending && r.notRunningCount() > listPodsUpTo:
+		r.writeGroups(&buf)
+	case show == ShowPending || show == ShowAll:
 		listed = r.writePods(&buf, show, number)
 	}
 	if show == ShowAll {
@@ -140,6 +189,31 @@ func (r *Report) WriteTable(out io.Writer, show Show) error {
 	}
 	_, err := out.Write(buf.Bytes())
 	return err
+}
+
+func (r *Report) notRunningCount() int {
+	n := 0
+	for i := range r.Pods {
+		if notRunning(&r.Pods[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// writeGroups writes the pending pods by group and reason.
+func (r *Report) writeGroups(buf *bytes.Buffer) {
+	groups := r.PendingGroups()
+	if len(groups) == 0 {
+		return
+	}
+	buf.WriteString("\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PENDING\tREASON\tPODS")
+	for _, g := range groups {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", g.Group, g.Reason, g.Pods)
+	}
+	tw.Flush()
 }
 
 // writePods writes the pod table: every pod, or with ShowPending the

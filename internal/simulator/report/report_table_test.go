@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -175,5 +176,33 @@ func TestTheHTMLPageFoldsAnExplanationsNodes(t *testing.T) {
 		if !strings.Contains(page, w) {
 			t.Errorf("the page lacks %q", w)
 		}
+	}
+}
+
+func TestManyPendingPodsAreListedByGroupAndReason(t *testing.T) {
+	r := &report.Report{}
+	add := func(n int, group, msg string) {
+		for i := 0; i < n; i++ {
+			r.Pods = append(r.Pods, report.PodResult{Namespace: "ml", Name: fmt.Sprintf("%s-%d-%d", group, len(r.Pods), i), Status: report.StatusUnschedulable, Message: msg, Group: group})
+			r.Summary.Unschedulable++
+		}
+	}
+	add(90, "Deployment ml/trainer", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")
+	add(20, "Deployment ml/trainer", "0/3 nodes are available: 3 Insufficient cpu.")
+	add(5, "Pods ml app=inference", "0/3 nodes are available: 3 Insufficient cpu.")
+	var out bytes.Buffer
+	if err := r.WriteTable(&out, report.ShowPending); err != nil {
+		t.Fatal(err)
+	}
+	want := `PENDING                REASON  PODS
+Deployment ml/trainer  1       90
+Deployment ml/trainer  2       20
+Pods ml app=inference  2       5
+`
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("table:\n%s\nwant the groups:\n%s", out.String(), want)
+	}
+	if strings.Contains(out.String(), "ml/trainer-0-0") {
+		t.Errorf("past 100 pending pods, the pods are listed one by one:\n%s", out.String())
 	}
 }
