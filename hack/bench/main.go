@@ -89,6 +89,14 @@ func suite(scale int) []workload {
 		o := clustergen.Options{Nodes: max(1, 5000/scale), Pods: max(1, g.pods/scale), Seed: 1, Workload: g.workload}
 		out = append(out, workload{Name: "clustergen/" + g.name, Nodes: o.Nodes, Pending: o.Pods, objects: func() []k8sruntime.Object { return clustergen.Generate(o) }})
 	}
+	// The planner's scale (issue 24): half the pods running, half to
+	// place, many of them fitting nowhere, as gencluster -running 0.5
+	// makes them.
+	for _, g := range []struct{ nodes, pods int }{{5000, 50000}, {15000, 150000}} {
+		o := clustergen.Options{Nodes: max(1, g.nodes/scale), Pods: max(1, g.pods/scale), RunningFraction: 0.5, Seed: 7}
+		name := fmt.Sprintf("planner/%dNodes_%dPods_halfRunning", o.Nodes, o.Pods)
+		out = append(out, workload{Name: name, Nodes: o.Nodes, Pending: o.Pods - int(float64(o.Pods)*0.5), objects: func() []k8sruntime.Object { return clustergen.Generate(o) }})
+	}
 	return out
 }
 
@@ -97,6 +105,7 @@ type run struct {
 	Wall, CPU float64 // seconds
 	MaxRSSMB  float64
 	Scheduled int
+	Attempts  int
 }
 
 // Result is a workload's medians, as printed and as written with -json.
@@ -111,6 +120,8 @@ type Result struct {
 	CPUSeconds   float64 `json:"cpuSeconds"`
 	CPUMsPerPod  float64 `json:"cpuMsPerPod"`
 	PeakRSSMB    float64 `json:"peakRSSMB"`
+	Attempts     int     `json:"attempts"`
+	AttemptsPerS float64 `json:"attemptsPerSecond"`
 	SpeedupVsRef float64 `json:"speedupVsBaseline,omitempty"`
 }
 
@@ -211,7 +222,7 @@ func mainErr(runs int, only string, scale int, baseline, jsonOut string) error {
 	fmt.Printf("# %s, %d CPUs, GOMAXPROCS %d, %s; medians of %d run(s); %s manifests; wall = the whole `kubesched simulate -f FILE -o json`\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOMAXPROCS(0), commit(), runs, manifestFormat)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := "WORKLOAD\tBINARY\tNODES\tPENDING\tSCHEDULED\tWALL (s)\tPODS/S\tCPU (s)\tCPU/POD (ms)\tPEAK RSS (MB)\t"
+	header := "WORKLOAD\tBINARY\tNODES\tPENDING\tSCHEDULED\tWALL (s)\tPODS/S\tATTEMPTS/S\tCPU (s)\tCPU/POD (ms)\tPEAK RSS (MB)\t"
 	if baseline != "" {
 		header += "SPEEDUP\t"
 	}
@@ -240,14 +251,15 @@ func mainErr(runs int, only string, scale int, baseline, jsonOut string) error {
 			m := median(perBin[b])
 			rows = append(rows, Result{Workload: w.Name, Binary: names[b], Nodes: w.Nodes, Pending: w.Pending, Scheduled: m.Scheduled,
 				WallSeconds: m.Wall, PodsPerSec: float64(w.Pending) / m.Wall, CPUSeconds: m.CPU,
-				CPUMsPerPod: 1000 * m.CPU / float64(w.Pending), PeakRSSMB: m.MaxRSSMB})
+				CPUMsPerPod: 1000 * m.CPU / float64(w.Pending), PeakRSSMB: m.MaxRSSMB,
+				Attempts: m.Attempts, AttemptsPerS: float64(m.Attempts) / m.Wall})
 		}
 		if len(rows) == 2 {
 			rows[0].SpeedupVsRef = rows[1].WallSeconds / rows[0].WallSeconds
 		}
 		for _, r := range rows {
-			line := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.2f\t%.3f\t%.0f\t", r.Workload, r.Binary, r.Nodes, r.Pending, r.Scheduled,
-				r.WallSeconds, r.PodsPerSec, r.CPUSeconds, r.CPUMsPerPod, r.PeakRSSMB)
+			line := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%.2f\t%.0f\t%.0f\t%.2f\t%.3f\t%.0f\t", r.Workload, r.Binary, r.Nodes, r.Pending, r.Scheduled,
+				r.WallSeconds, r.PodsPerSec, r.AttemptsPerS, r.CPUSeconds, r.CPUMsPerPod, r.PeakRSSMB)
 			if baseline != "" {
 				if r.SpeedupVsRef > 0 {
 					line += fmt.Sprintf("%.1fx\t", r.SpeedupVsRef)
@@ -327,7 +339,13 @@ func write(path string, objs []k8sruntime.Object) error {
 // simulate runs one child and reads its wall time, CPU, peak RSS and the
 // number of pods it placed.
 func simulate(bin, file string) (run, error) {
-	cmd := exec.Command(bin, "simulate", "-f", file, "-o", "json")
+	stats := file + ".stats.json"
+	os.Remove(stats)
+	args := []string{"simulate", "-f", file, "-o", "json"}
+	if hasStats(bin) {
+		args = append(args, "--stats", stats)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	start := time.Now()
 	out, err := cmd.Output()
@@ -343,9 +361,31 @@ func simulate(bin, file string) (run, error) {
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return run{}, fmt.Errorf("reading simulate's JSON: %w", err)
 	}
+	var st struct {
+		Attempts int `json:"attempts"`
+	}
+	// A baseline built before simulate had --stats counts no attempts.
+	if b, err := os.ReadFile(stats); err == nil {
+		if err := json.Unmarshal(b, &st); err != nil {
+			return run{}, fmt.Errorf("reading simulate --stats: %w", err)
+		}
+	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return run{Wall: wall.Seconds(), CPU: cpu.Seconds(), MaxRSSMB: float64(ru.Maxrss) / 1024, Scheduled: rep.Summary.Scheduled}, nil
+	return run{Wall: wall.Seconds(), CPU: cpu.Seconds(), MaxRSSMB: float64(ru.Maxrss) / 1024, Scheduled: rep.Summary.Scheduled, Attempts: st.Attempts}, nil
+}
+
+// statsFlag caches whether a binary's simulate has --stats.
+var statsFlag = map[string]bool{}
+
+func hasStats(bin string) bool {
+	has, ok := statsFlag[bin]
+	if !ok {
+		out, _ := exec.Command(bin, "simulate", "--help").CombinedOutput()
+		has = strings.Contains(string(out), "--stats")
+		statsFlag[bin] = has
+	}
+	return has
 }
 
 func median(rs []run) run {

@@ -83,6 +83,7 @@ func (w *World) LastSeen() (key string, last *Seen) {
 
 // observe is the scheduler's attempt observer.
 func (w *World) observe(a scheduler.Attempt) {
+	w.book.attempts.Add(1)
 	if a.Status.IsSuccess() {
 		w.book.progressBound.Add(1)
 		w.scheduleFinish(a.Pod)

@@ -88,6 +88,8 @@ type podBook struct {
 	// progressTotal and progressBound count pods to place and placed,
 	// for a progress bar.
 	progressTotal, progressBound atomic.Int64
+	// attempts counts the scheduling attempts.
+	attempts atomic.Int64
 }
 
 // Timeline watches a world run on virtual time (package timeline: a
@@ -286,6 +288,9 @@ func (w *World) DropWaiting(p *v1.Pod) bool {
 func (w *World) Progress() (total, bound int64, virtual time.Duration) {
 	return w.book.progressTotal.Load(), w.book.progressBound.Load(), w.Clock.Now().Sub(Epoch)
 }
+
+// Attempts counts the scheduling attempts made so far.
+func (w *World) Attempts() int64 { return w.book.attempts.Load() }
 
 // Run schedules until nothing more can be scheduled (RunUntil with no
 // deadline); a *LimitError says the world reached its limit first.

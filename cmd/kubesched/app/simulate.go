@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -31,7 +32,7 @@ import (
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
-	var cpuProfile, compare, trace, explain, show string
+	var cpuProfile, compare, trace, explain, show, stats string
 	cmd := &cobra.Command{
 		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [--explain NS/NAME] [-o table|json|yaml|html] [--show summary|pending|all]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
@@ -140,6 +141,9 @@ The same input and seed give the same output, byte for byte.`,
 				err = rep.Write(s.out, opts.Output)
 			}
 			klog.V(1).InfoS("Simulation phases", "load", loaded.Sub(start), "world", built.Sub(loaded), "run", ran.Sub(built), "report", time.Since(ran))
+			if err == nil && stats != "" {
+				err = writeStats(stats, w, map[string]time.Duration{"load": loaded.Sub(start), "world": built.Sub(loaded), "run": ran.Sub(built), "report": time.Since(ran)})
+			}
 			return err
 		},
 	}
@@ -150,6 +154,7 @@ The same input and seed give the same output, byte for byte.`,
 	fss.FlagSet("input and output").StringVar(&trace, "trace", "", "Write one JSON line per scheduling attempt to this file, in the order the scheduler made them: virtual time, pod, attempt number, result (Scheduled, Unschedulable, Preempted, Error), node, message and preemption victims.")
 	fss.FlagSet("input and output").StringVar(&explain, "explain", "", "NAMESPACE/NAME: instead of the report, explain that pod node by node as its last scheduling attempt in the simulation saw the cluster (the nodes and the pods bound at that moment).")
 	fss.FlagSet("input and output").StringVar(&show, "show", string(report.ShowPending), "What the table lists (-o table): summary (the counts, the pending pods' reasons, the workloads, the timeline), pending (and the pods not running, by reason) or all (and every pod and node). JSON, YAML and HTML always hold everything.")
+	fss.FlagSet("debugging").StringVar(&stats, "stats", "", "Write the run's counts as JSON to this file: scheduling attempts, virtual time, and the seconds of each phase (load, world, run, report).")
 	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
 	addFlagSets(cmd, fss)
 	return cmd
@@ -203,6 +208,23 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 		nameA = "(defaults)"
 	}
 	return questions.Compare(a, b, nameA, file).Write(s.out, opts.Output)
+}
+
+// writeStats writes simulate --stats.
+func writeStats(path string, w *simulator.World, phases map[string]time.Duration) error {
+	_, _, virtual := w.Progress()
+	seconds := map[string]float64{}
+	for k, d := range phases {
+		seconds[k] = d.Seconds()
+	}
+	b, err := json.MarshalIndent(map[string]interface{}{"attempts": w.Attempts(), "virtualSeconds": virtual.Seconds(), "phaseSeconds": seconds}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("--stats: %w", err)
+	}
+	return nil
 }
 
 // startProfile starts a CPU profile when path is set; stop ends it.
