@@ -47,7 +47,12 @@ type knobs struct {
 
 func (r *fakeRuntime) knobs() knobs {
 	k := knobs{Percent: r.percent, Limit: "none"}
-	if r.limit != math.MaxInt64 {
+	switch {
+	case r.limit == Ceiling:
+		k.Limit = "ceiling"
+	case r.limit == 2*int64(r.live) && r.limit > Ceiling:
+		k.Limit = "twice the live heap"
+	case r.limit != math.MaxInt64:
 		k.Limit = "goal"
 	}
 	return k
@@ -56,8 +61,10 @@ func (r *fakeRuntime) knobs() knobs {
 func TestPacer(t *testing.T) {
 	const goal = 1000
 	off := knobs{Percent: -1, Limit: "goal"}
-	normal := knobs{Percent: 100, Limit: "none"}
-	loading := knobs{Percent: 400, Limit: "none"}
+	normal := knobs{Percent: 100, Limit: "ceiling"}
+	loading := knobs{Percent: 400, Limit: "ceiling"}
+	loadingLarge := knobs{Percent: 400, Limit: "twice the live heap"}
+	untouched := knobs{Percent: 100, Limit: "none"}
 	type step struct {
 		do   func(p *pacer, r *fakeRuntime)
 		want knobs
@@ -99,9 +106,14 @@ func TestPacer(t *testing.T) {
 			steps: []step{{load, loading}, {loaded, normal}},
 		},
 		{
+			name:  "the limit is the ceiling, or twice the live heap past half of it, loading or not",
+			steps: []step{{load, loading}, {gc(Ceiling / 4), loading}, {gc(Ceiling), loadingLarge}, {gc(Ceiling / 2), loading}, {loaded, normal},
+				{gc(Ceiling), knobs{Percent: 100, Limit: "twice the live heap"}}},
+		},
+		{
 			name:  "with GOGC or GOMEMLIMIT set, nothing is touched",
 			user:  true,
-			steps: []step{{start, normal}, {load, normal}, {gc(goal), normal}, {loaded, normal}},
+			steps: []step{{start, untouched}, {load, untouched}, {gc(goal), untouched}, {loaded, untouched}},
 		},
 	}
 	for _, tc := range tests {
