@@ -106,7 +106,7 @@ func TestPacer(t *testing.T) {
 			steps: []step{{load, loading}, {loaded, normal}},
 		},
 		{
-			name:  "the limit is the ceiling, or twice the live heap past half of it, loading or not",
+			name: "the limit is the ceiling, or twice the live heap past half of it, loading or not",
 			steps: []step{{load, loading}, {gc(Ceiling / 4), loading}, {gc(Ceiling), loadingLarge}, {gc(Ceiling / 2), loading}, {loaded, normal},
 				{gc(Ceiling), knobs{Percent: 100, Limit: "twice the live heap"}}},
 		},
