@@ -64,6 +64,10 @@ most expensive first, while nothing more pends. The cheapest the search
 finds, not a proven optimum; with any one node of it removed, some pod does
 not schedule.
 
+With --node-types and --workload FILE, the nodes are sized for that
+workload's pods (added to the cluster as given): the cluster's other
+pending pods may stay pending.
+
 With --add-nodes NODE_FILE (a Node manifest as template), it answers the
 fewest nodes of that shape to add so that every pending pod of the cluster is
 scheduled, each candidate count checked by simulating it.
@@ -75,6 +79,9 @@ gives no answer: capacity says so and exits non-zero.`,
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
 			given := 0
 			for _, f := range []string{opts.PodFile, addNodes, workload, nodeTypes} {
+				if f == workload && nodeTypes != "" {
+					continue // --node-types for a workload's pods
+				}
 				if f != "" {
 					given++
 				}
@@ -130,7 +137,21 @@ gives no answer: capacity says so and exits non-zero.`,
 				return nil
 			}
 			if nodeTypes != "" {
-				return capacityNodeTypes(cmd.Context(), s, nodeTypes, load, newWorld, progress, maxNodes, opts.Output)
+				var target func(*simulator.World, *v1.Pod) bool
+				if workload != "" {
+					files := append(slices.Clone(opts.Files), workload)
+					load = func() (*simcluster.Cluster, error) { return loading.LoadFrom(files, s.in) }
+					wc, err := load()
+					if err != nil {
+						return fmt.Errorf("--workload: %w", err)
+					}
+					wl, err := workloadOfFile(wc, workload)
+					if err != nil {
+						return err
+					}
+					target = questions.OfWorkload(wl.Kind, wl.Namespace, wl.Name)
+				}
+				return capacityNodeTypes(cmd.Context(), s, nodeTypes, load, newWorld, progress, maxNodes, opts.Output, target)
 			}
 			if headroom {
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
@@ -190,16 +211,10 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	if err != nil {
 		return fmt.Errorf("--workload: %w", err)
 	}
-	var fromFile []simcluster.Workload
-	for _, wl := range cluster.Workloads {
-		if strings.HasPrefix(wl.Source, file+": document ") {
-			fromFile = append(fromFile, wl)
-		}
+	wl, err := workloadOfFile(cluster, file)
+	if err != nil {
+		return err
 	}
-	if len(fromFile) != 1 {
-		return fmt.Errorf("--workload %s: want exactly one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job, found %d workloads", file, len(fromFile))
-	}
-	wl := fromFile[0]
 	progress.nodes = len(cluster.Nodes)
 	w, err := newWorld(cluster)
 	if err != nil {
@@ -218,8 +233,22 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	return nil
 }
 
+// workloadOfFile is the one workload cluster read from file.
+func workloadOfFile(cluster *simcluster.Cluster, file string) (simcluster.Workload, error) {
+	var fromFile []simcluster.Workload
+	for _, wl := range cluster.Workloads {
+		if strings.HasPrefix(wl.Source, file+": document ") {
+			fromFile = append(fromFile, wl)
+		}
+	}
+	if len(fromFile) != 1 {
+		return simcluster.Workload{}, fmt.Errorf("--workload %s: want exactly one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job, found %d workloads", file, len(fromFile))
+	}
+	return fromFile[0], nil
+}
+
 // capacityNodeTypes answers capacity --node-types.
-func capacityNodeTypes(ctx context.Context, s streams, file string, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, maxNodes int, output string) error {
+func capacityNodeTypes(ctx context.Context, s streams, file string, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, maxNodes int, output string, target func(*simulator.World, *v1.Pod) bool) error {
 	tc, err := loading.LoadFrom([]string{file}, s.in)
 	if err != nil {
 		return fmt.Errorf("--node-types: %w", err)
@@ -229,7 +258,7 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		return fmt.Errorf("--node-types: %w", err)
 	}
 	stop := progressLine(s, progress.line)
-	res, err := questions.CheapestNodes(ctx, load, newWorld, types, nil)
+	res, err := questions.CheapestNodes(ctx, load, newWorld, types, target)
 	stop()
 	if err != nil {
 		return err
@@ -238,6 +267,8 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		return writeJSON(s, res)
 	}
 	switch {
+	case len(res.Add) == 0 && len(res.Pending) == 0 && target != nil:
+		fmt.Fprintln(s.out, "No pod of the workload is pending: no node needs to be added.")
 	case len(res.Add) == 0 && len(res.Pending) == 0:
 		fmt.Fprintln(s.out, "Nothing is pending: no node needs to be added.")
 	case len(res.Add) == 0:

@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -134,6 +135,44 @@ func TestNodeTypesAnswerIsVerifiedBySimulation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With --workload, the nodes are sized for that workload's pods: with
+// them added, none of its pods pends.
+func TestNodeTypesForAWorkloadScheduleItsPods(t *testing.T) {
+	const cluster, types = "../../../examples/cluster.yaml", "../../../examples/node-types.yaml"
+	manifest, err := os.ReadFile("../../../examples/capacity-workload.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := writeFile(t, "api.yaml", strings.Replace(string(manifest), "replicas: 2", "replicas: 150", 1))
+	apiPending := func(pending []string) (n int) {
+		for _, p := range pending {
+			if strings.HasPrefix(p, "shop/api-") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := apiPending(pendingPods(t, cluster, wl)); n == 0 {
+		t.Fatal("no pod of the workload pends: the question is vacuous")
+	}
+	code, out, errOut := run(t, "capacity", "-f", cluster, "--node-types", types, "--workload", wl, "-o", "json")
+	if code != 0 {
+		t.Fatalf("capacity --node-types --workload: exit %d: %s", code, errOut)
+	}
+	var a nodeTypesAnswer
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatal(err)
+	}
+	if n := apiPending(pendingPods(t, cluster, wl, addedNodes(t, types, a, -1))); n != 0 {
+		t.Errorf("with the answer's nodes %d pods of the workload pend: %s", n, out)
+	}
+	for i, e := range a.Add {
+		if n := apiPending(pendingPods(t, cluster, wl, addedNodes(t, types, a, i))); n == 0 {
+			t.Errorf("with one %s node fewer in %s, no pod of the workload pends: the answer is not minimal", e.Type, e.Zone)
+		}
 	}
 }
 

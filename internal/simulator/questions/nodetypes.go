@@ -140,7 +140,7 @@ type nodeTypeSearch struct {
 	newWorld func(*cluster.Cluster) (*simulator.World, error)
 	types    []NodeType
 	// target says which pending pods count (nil: all).
-	target func(*v1.Pod) bool
+	target func(*simulator.World, *v1.Pod) bool
 	runs   int
 }
 
@@ -175,7 +175,7 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 	}
 	skip := map[string]bool{}
 	for _, p := range w.Store.Pods() {
-		if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || (s.target != nil && !s.target(p)) {
+		if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || (s.target != nil && !s.target(w, p)) {
 			skip[p.Namespace+"/"+p.Name] = true
 		}
 	}
@@ -212,7 +212,7 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 //  3. Dropping: one node at a time, the most expensive first, each removal
 //     kept when nothing more is left pending, until no node can go: with
 //     any one node of the answer removed, some pod does not schedule.
-func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, target func(*v1.Pod) bool) (*NodeTypesResult, error) {
+func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, target func(*simulator.World, *v1.Pod) bool) (*NodeTypesResult, error) {
 	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: target}
 	none := make([]int, len(types))
 	before, err := s.eval(none)
@@ -324,6 +324,14 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		res.Pending = append(res.Pending, PendingPod{Pod: p.Namespace + "/" + p.Name, Reason: p.Message})
 	}
 	return res, nil
+}
+
+// OfWorkload is a CheapestNodes target: the pods of one workload.
+func OfWorkload(kind, ns, name string) func(*simulator.World, *v1.Pod) bool {
+	return func(w *simulator.World, p *v1.Pod) bool {
+		i, ok := w.Cluster.WorkloadOf[cluster.PodKey(p)]
+		return ok && i == w.Cluster.WorkloadIndex(kind, ns, name)
+	}
 }
 
 // roundCents rounds a price to a hundredth of a cent, so that sums of
