@@ -20,6 +20,7 @@ import (
 
 func newConsolidateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
+	maxDrains := 0
 	cmd := &cobra.Command{
 		Use:   "consolidate -f CLUSTER_PATH [--config FILE] [-o table|json]",
 		Short: "Which nodes can be removed with every pod still running, and what keeps the others",
@@ -39,7 +40,11 @@ karpenter.sh/do-not-disrupt: "true" keeps its node; so does a pod without a
 controller or with an emptyDir or hostPath volume, unless annotated
 safe-to-evict: "true"; and a drain never evicts more pods of a
 PodDisruptionBudget than it allows, counted on the pods running after the
-drains before it.`,
+drains before it.
+
+A node whose pods request more CPU or memory than the other nodes have free
+is kept without a simulation; past --max-drains simulated drains, the nodes
+left are kept untried.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap)
@@ -67,7 +72,7 @@ drains before it.`,
 				}
 				return progress.line()
 			})
-			res, err := questions.Consolidate(cmd.Context(), load, newWorld, func(i, n int, node string) {
+			res, err := questions.Consolidate(cmd.Context(), load, newWorld, maxDrains, func(i, n int, node string) {
 				line := fmt.Sprintf("draining node %d of %d (%s)", i+1, n, node)
 				current.Store(&line)
 			})
@@ -101,6 +106,7 @@ drains before it.`,
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json")
+	fss.FlagSet("input and output").IntVar(&maxDrains, "max-drains", 200, "Simulate at most this many drains (each simulates the whole cluster); the nodes left are kept untried. 0: no limit.")
 	addFlagSets(cmd, fss)
 	return cmd
 }

@@ -8,11 +8,13 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/report"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // The annotations that keep a pod (and so its node) from being evicted by
@@ -58,7 +60,12 @@ type KeptNode struct {
 //     satisfied, counted on the pods running after the drains before it
 //     (their replacements running again, as the disruption controller
 //     would count them).
-func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), started func(i, n int, node string)) (*ConsolidateResult, error) {
+//
+// Two cheap checks spare a simulation: a node whose evicted pods request
+// more CPU or memory than the other schedulable nodes have free is kept
+// at once; and past maxDrains simulated drains the other candidates are
+// kept untried (each drain simulates the whole cluster).
+func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), maxDrains int, started func(i, n int, node string)) (*ConsolidateResult, error) {
 	c, err := load()
 	if err != nil {
 		return nil, err
@@ -70,13 +77,16 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	if err := w.Run(ctx); err != nil {
 		return nil, err
 	}
-	settled := settle(w)
 	basePending := map[string]bool{}
 	for _, p := range w.Report().Pods {
 		if p.Status == report.StatusUnschedulable {
 			basePending[p.Namespace+"/"+p.Name] = true
 		}
 	}
+	// The pods pending before any drain are left out of the drains'
+	// simulations: a drain only takes room away, so they stay pending, and
+	// each would be tried against every node at every drain.
+	settled := settle(w, basePending)
 	pdbs := settled.PodDisruptionBudgets()
 	res := &ConsolidateResult{Remove: []string{}, Keep: []KeptNode{}}
 	price := map[string]float64{}
@@ -111,6 +121,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	})
 	// current is the cluster as the drains kept so far left it.
 	current := settled
+	drains := 0
 	for i, cand := range candidates {
 		if started != nil {
 			started(i, len(candidates), cand.node)
@@ -124,10 +135,19 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 				on = append(on, p)
 			}
 		}
+		if reason := noRoomElsewhere(current, cand.node, evictable(on)); reason != "" {
+			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(evictable(on)[0]), Reason: reason})
+			continue
+		}
+		if maxDrains > 0 && drains >= maxDrains {
+			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Reason: fmt.Sprintf("not tried: %d drains were simulated (--max-drains)", maxDrains)})
+			continue
+		}
 		if pod, reason := cluster.EvictionRefused(evictable(on), current.Pods, pdbs); pod != nil {
 			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(pod), Reason: reason})
 			continue
 		}
+		drains++
 		tw, err := newWorld(drained(current, cand.node))
 		if err != nil {
 			return nil, err
@@ -141,11 +161,52 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 		}
 		res.Remove = append(res.Remove, cand.node)
 		res.HourlySaving += price[cand.node]
-		current = settle(tw)
+		current = settle(tw, nil)
 	}
 	res.HourlySaving = roundCents(res.HourlySaving)
 	sort.SliceStable(res.Keep, func(i, j int) bool { return res.Keep[i].Node < res.Keep[j].Node })
 	return res, nil
+}
+
+// noRoomElsewhere says why the evicted pods cannot all fit on the other
+// schedulable nodes of c, by their CPU and memory requests against the
+// room those nodes have free; "" when they might.
+func noRoomElsewhere(c *cluster.Cluster, node string, evicted []*v1.Pod) string {
+	if len(evicted) == 0 {
+		return ""
+	}
+	var need framework.Resource
+	for _, p := range evicted {
+		r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		need.MilliCPU += r.Cpu().MilliValue()
+		need.Memory += r.Memory().Value()
+	}
+	var free framework.Resource
+	used := map[string]framework.Resource{}
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != "" {
+			r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+			u := used[p.Spec.NodeName]
+			u.MilliCPU += r.Cpu().MilliValue()
+			u.Memory += r.Memory().Value()
+			used[p.Spec.NodeName] = u
+		}
+	}
+	for _, n := range c.Nodes {
+		if n.Name == node || n.Spec.Unschedulable {
+			continue
+		}
+		u := used[n.Name]
+		free.MilliCPU += max(0, n.Status.Allocatable.Cpu().MilliValue()-u.MilliCPU)
+		free.Memory += max(0, n.Status.Allocatable.Memory().Value()-u.Memory)
+	}
+	switch {
+	case need.MilliCPU > free.MilliCPU:
+		return fmt.Sprintf("its pods request %dm CPU; the other nodes have %dm free", need.MilliCPU, free.MilliCPU)
+	case need.Memory > free.Memory:
+		return fmt.Sprintf("its pods request %d bytes of memory; the other nodes have %d free", need.Memory, free.Memory)
+	}
+	return ""
 }
 
 // notAllRunning names the first pod a drain left without its place (one
@@ -165,13 +226,16 @@ func notAllRunning(pods []report.PodResult, basePending map[string]bool) (string
 }
 
 // settle is the cluster w ran to: its nodes, the pods it left (bound or
-// pending) and the objects beside them, without the workloads'
-// controllers (their pods are made).
-func settle(w *simulator.World) *cluster.Cluster {
+// pending, but those in skip) and the objects beside them, without the
+// workloads' controllers (their pods are made).
+func settle(w *simulator.World, skip map[string]bool) *cluster.Cluster {
 	c := w.Cluster
 	out := cluster.New()
 	out.Nodes = c.Nodes
 	for _, p := range w.Store.Pods() {
+		if skip[cluster.PodKey(p)] {
+			continue
+		}
 		cp := p.DeepCopy()
 		out.Pods = append(out.Pods, cp)
 		out.Sources[cluster.PodKey(cp)] = c.Sources[cluster.PodKey(cp)]
