@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	resourcehelper "k8s.io/component-helpers/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
