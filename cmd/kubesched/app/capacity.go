@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -99,16 +98,11 @@ gives no answer: capacity says so and exits non-zero.`,
 			if err != nil {
 				return err
 			}
-			load := func() (*simcluster.Cluster, error) { return loading.LoadFrom(opts.Files, s.in) }
-			cluster, err := load()
+			q, err := setUpQuestion(cmd.Context(), s, opts.Files, cc)
 			if err != nil {
 				return err
 			}
-			reportSkipped(s, cluster)
-			progress := &questionProgress{nodes: len(cluster.Nodes)}
-			newWorld := progress.watch(func(c *simcluster.Cluster) (*simulator.World, error) {
-				return simulator.NewWorld(cmd.Context(), c, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
-			})
+			load, cluster, progress, newWorld := q.load, q.cluster, q.progress, q.newWorld
 			if addNodes != "" {
 				nc, err := loading.LoadFrom([]string{addNodes}, s.in)
 				if err != nil {
@@ -304,16 +298,9 @@ func countNodes(r *questions.NodeTypesResult) int {
 
 // capacityHeadroom answers capacity --headroom.
 func capacityHeadroom(ctx context.Context, s streams, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
-	var current atomic.Pointer[string]
-	stop := progressLine(s, func() string {
-		if c := current.Load(); c != nil {
-			return *c + ": " + progress.line()
-		}
-		return progress.line()
-	})
+	set, stop := stepProgress(s, progress, true)
 	res, err := questions.Headroom(ctx, load, newWorld, max, func(i, n int, wl simcluster.Workload) {
-		c := fmt.Sprintf("workload %d of %d (%s)", i+1, n, wl)
-		current.Store(&c)
+		set(fmt.Sprintf("workload %d of %d (%s)", i+1, n, wl))
 	})
 	stop()
 	if err != nil {

@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -12,9 +11,6 @@ import (
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/gcpace"
-	"github.com/kubesched/kubesched/internal/simulator"
-	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
-	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
 )
 
@@ -55,26 +51,13 @@ left are kept untried.`,
 			if err != nil {
 				return err
 			}
-			load := func() (*simcluster.Cluster, error) { return loading.LoadFrom(opts.Files, s.in) }
-			c, err := load()
+			q, err := setUpQuestion(cmd.Context(), s, opts.Files, cc)
 			if err != nil {
 				return err
 			}
-			reportSkipped(s, c)
-			progress := &questionProgress{nodes: len(c.Nodes)}
-			newWorld := progress.watch(func(c *simcluster.Cluster) (*simulator.World, error) {
-				return simulator.NewWorld(cmd.Context(), c, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
-			})
-			var current atomic.Pointer[string]
-			stop := progressLine(s, func() string {
-				if c := current.Load(); c != nil {
-					return *c
-				}
-				return progress.line()
-			})
-			res, err := questions.Consolidate(cmd.Context(), load, newWorld, maxDrains, func(i, n int, node string) {
-				line := fmt.Sprintf("draining node %d of %d (%s)", i+1, n, node)
-				current.Store(&line)
+			set, stop := stepProgress(s, q.progress, false)
+			res, err := questions.Consolidate(cmd.Context(), q.load, q.newWorld, maxDrains, func(i, n int, node string) {
+				set(fmt.Sprintf("draining node %d of %d (%s)", i+1, n, node))
 			})
 			stop()
 			if err != nil {

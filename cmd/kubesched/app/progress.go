@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -9,8 +10,11 @@ import (
 
 	"golang.org/x/term"
 
+	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
+
 	"github.com/kubesched/kubesched/internal/simulator"
 	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
 )
 
 // progressLine draws line() on stderr every 200 ms while a long command
@@ -108,4 +112,48 @@ func (q *questionProgress) line() string {
 		return fmt.Sprintf("placing copies: %d tried so far", total-cur.pods)
 	}
 	return "simulating the cluster: " + worldProgress(cur.w)
+}
+
+// questionWorlds is what a question's command sets up: the cluster loaded
+// once (its warnings printed), a loader for more copies, and a world
+// maker whose worlds the progress line follows.
+type questionWorlds struct {
+	load     func() (*simcluster.Cluster, error)
+	cluster  *simcluster.Cluster
+	progress *questionProgress
+	newWorld func(*simcluster.Cluster) (*simulator.World, error)
+}
+
+// setUpQuestion loads the cluster files and builds the world maker of
+// the completed configuration.
+func setUpQuestion(ctx context.Context, s streams, files []string, cc schedconfig.CompletedConfig) (*questionWorlds, error) {
+	q := &questionWorlds{load: func() (*simcluster.Cluster, error) { return loading.LoadFrom(files, s.in) }}
+	c, err := q.load()
+	if err != nil {
+		return nil, err
+	}
+	reportSkipped(s, c)
+	q.cluster = c
+	q.progress = &questionProgress{nodes: len(c.Nodes)}
+	q.newWorld = q.progress.watch(func(c *simcluster.Cluster) (*simulator.World, error) {
+		return simulator.NewWorld(ctx, c, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
+	})
+	return q, nil
+}
+
+// stepProgress is a progress line that says which step of a question
+// runs (set), then, when withWorld, the current world's progress.
+func stepProgress(s streams, q *questionProgress, withWorld bool) (set func(string), stop func()) {
+	var current atomic.Pointer[string]
+	stop = progressLine(s, func() string {
+		c := current.Load()
+		switch {
+		case c == nil:
+			return q.line()
+		case withWorld:
+			return *c + ": " + q.line()
+		}
+		return *c
+	})
+	return func(step string) { current.Store(&step) }, stop
 }
