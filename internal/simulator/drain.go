@@ -1,11 +1,11 @@
 package simulator
 
 import (
+	"slices"
 	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/report"
@@ -53,36 +53,25 @@ func (w *World) evictFrom(d drain) (evicted, left bool) {
 	var on []*v1.Pod
 	all := w.Store.Pods()
 	for _, p := range all {
-		if p.Spec.NodeName == d.node && !daemonSetPod(p) {
+		if p.Spec.NodeName == d.node && !cluster.IsDaemonSetPod(p) {
 			on = append(on, p)
 		}
 	}
 	sort.Slice(on, func(i, j int) bool { return cluster.PodKey(on[i]) < cluster.PodKey(on[j]) })
 	pdbs := w.Cluster.PodDisruptionBudgets()
-	gone := map[string]bool{}
+	// The budgets count the pods still running: those evicted just before
+	// are not. all is this call's own slice.
+	running := all
 	for _, p := range on {
-		// The budgets count the pods still running: those evicted just
-		// before are not.
-		running := all[:0:0]
-		for _, q := range all {
-			if !gone[cluster.PodKey(q)] {
-				running = append(running, q)
-			}
-		}
 		if refused, _ := cluster.EvictionRefused([]*v1.Pod{p}, running, pdbs); refused != nil {
 			left = true
 			continue
 		}
-		gone[cluster.PodKey(p)] = true
+		running = slices.DeleteFunc(running, func(q *v1.Pod) bool { return q == p })
 		w.Remove(p, Gone{Status: report.StatusDeleted, Message: "drained from " + d.node + " by step " + d.step})
 		evicted = true
 	}
 	return evicted, left
-}
-
-func daemonSetPod(p *v1.Pod) bool {
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.Kind == "DaemonSet"
 }
 
 // drainsDue asks again for the refused evictions whose time has come,

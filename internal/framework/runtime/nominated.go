@@ -49,6 +49,18 @@ type nominees struct {
 	priorities []int32
 }
 
+// nomineesOf pairs pods with their UIDs and priorities.
+func nomineesOf(pods []*framework.PodInfo) nominees {
+	if len(pods) == 0 {
+		return nominees{}
+	}
+	n := nominees{pods: pods, uids: make([]types.UID, len(pods)), priorities: make([]int32, len(pods))}
+	for k, pi := range pods {
+		n.uids[k], n.priorities[k] = pi.Pod.UID, corev1helpers.PodPriority(pi.Pod)
+	}
+	return n
+}
+
 // nominatedViews builds and keeps the last view.
 type nominatedViews struct {
 	mu   sync.Mutex
@@ -96,12 +108,8 @@ func (f *Framework) nominatedView() *nominatedView {
 			if len(pods) == 0 {
 				continue
 			}
-			n := nominees{pods: pods, uids: make([]types.UID, len(pods)), priorities: make([]int32, len(pods))}
-			for k, pi := range pods {
-				n.uids[k], n.priorities[k] = pi.Pod.UID, corev1helpers.PodPriority(pi.Pod)
-			}
 			v.marked[i/64] |= 1 << (i % 64)
-			v.nominees[i] = n
+			v.nominees[i] = nomineesOf(pods)
 		}
 	}
 	f.nominated.last.Store(v)
@@ -129,23 +137,17 @@ func (f *Framework) nominatedFor(v *nominatedView, pod *v1.Pod, info *framework.
 	if v == nil {
 		return nil
 	}
-	var pods []*framework.PodInfo
-	var uids []types.UID
-	var priorities []int32
+	var n nominees
 	i := info.Index()
 	if v.marked != nil && i >= 0 && i < len(v.list) && (v.list[i] == info || v.list[i].NodeName() == info.NodeName()) {
 		if v.marked[i/64]&(1<<(i%64)) == 0 {
 			return nil
 		}
-		n := v.nominees[i]
-		pods, uids, priorities = n.pods, n.uids, n.priorities
+		n = v.nominees[i]
 	} else {
-		pods = f.opts.Nominator.NominatedPodsForNode(info.NodeName())
-		uids, priorities = make([]types.UID, len(pods)), make([]int32, len(pods))
-		for k, pi := range pods {
-			uids[k], priorities[k] = pi.Pod.UID, corev1helpers.PodPriority(pi.Pod)
-		}
+		n = nomineesOf(f.opts.Nominator.NominatedPodsForNode(info.NodeName()))
 	}
+	pods, uids, priorities := n.pods, n.uids, n.priorities
 	prio := corev1helpers.PodPriority(pod)
 	for k := range pods {
 		if uids[k] == pod.UID || priorities[k] < prio {

@@ -10,6 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
+// IsDaemonSetPod: a DaemonSet controls the pod (a drain leaves it, it goes
+// with its node).
+func IsDaemonSetPod(p *v1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "DaemonSet"
+}
+
 // PodDisruptionBudgets returns the cluster's PodDisruptionBudgets.
 func (c *Cluster) PodDisruptionBudgets() []*policyv1.PodDisruptionBudget {
 	var out []*policyv1.PodDisruptionBudget

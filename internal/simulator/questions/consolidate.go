@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/internal/simulator"
@@ -122,6 +123,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	// current is the cluster as the drains kept so far left it.
 	current := settled
 	drains := 0
+	room := &roomBook{requests: map[types.UID]framework.Resource{}}
 	for i, cand := range candidates {
 		if started != nil {
 			started(i, len(candidates), cand.node)
@@ -135,7 +137,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 				on = append(on, p)
 			}
 		}
-		if reason := noRoomElsewhere(current, cand.node, evictable(on)); reason != "" {
+		if reason := room.noRoomElsewhere(current, cand.node, evictable(on)); reason != "" {
 			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(evictable(on)[0]), Reason: reason})
 			continue
 		}
@@ -168,38 +170,72 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	return res, nil
 }
 
+// roomBook answers noRoomElsewhere: each pod's CPU and memory requests,
+// computed once, and the free room of each schedulable node of the
+// cluster it last looked at, summed once per cluster (the cluster
+// changes only when a drain is kept).
+type roomBook struct {
+	requests map[types.UID]framework.Resource
+	of       *cluster.Cluster
+	free     map[string]framework.Resource // schedulable nodes only
+	total    framework.Resource
+}
+
+func (b *roomBook) request(p *v1.Pod) framework.Resource {
+	if r, ok := b.requests[p.UID]; ok {
+		return r
+	}
+	r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	out := framework.Resource{MilliCPU: r.Cpu().MilliValue(), Memory: r.Memory().Value()}
+	b.requests[p.UID] = out
+	return out
+}
+
+// look sums c's free room, unless c is the cluster it looked at last.
+func (b *roomBook) look(c *cluster.Cluster) {
+	if b.of == c {
+		return
+	}
+	b.of, b.total = c, framework.Resource{}
+	used := map[string]framework.Resource{}
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != "" {
+			r, u := b.request(p), used[p.Spec.NodeName]
+			u.MilliCPU += r.MilliCPU
+			u.Memory += r.Memory
+			used[p.Spec.NodeName] = u
+		}
+	}
+	b.free = map[string]framework.Resource{}
+	for _, n := range c.Nodes {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		u := used[n.Name]
+		f := framework.Resource{MilliCPU: max(0, n.Status.Allocatable.Cpu().MilliValue()-u.MilliCPU),
+			Memory: max(0, n.Status.Allocatable.Memory().Value()-u.Memory)}
+		b.free[n.Name] = f
+		b.total.MilliCPU += f.MilliCPU
+		b.total.Memory += f.Memory
+	}
+}
+
 // noRoomElsewhere says why the evicted pods cannot all fit on the other
 // schedulable nodes of c, by their CPU and memory requests against the
 // room those nodes have free; "" when they might.
-func noRoomElsewhere(c *cluster.Cluster, node string, evicted []*v1.Pod) string {
+func (b *roomBook) noRoomElsewhere(c *cluster.Cluster, node string, evicted []*v1.Pod) string {
 	if len(evicted) == 0 {
 		return ""
 	}
 	var need framework.Resource
 	for _, p := range evicted {
-		r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
-		need.MilliCPU += r.Cpu().MilliValue()
-		need.Memory += r.Memory().Value()
+		r := b.request(p)
+		need.MilliCPU += r.MilliCPU
+		need.Memory += r.Memory
 	}
-	var free framework.Resource
-	used := map[string]framework.Resource{}
-	for _, p := range c.Pods {
-		if p.Spec.NodeName != "" {
-			r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
-			u := used[p.Spec.NodeName]
-			u.MilliCPU += r.Cpu().MilliValue()
-			u.Memory += r.Memory().Value()
-			used[p.Spec.NodeName] = u
-		}
-	}
-	for _, n := range c.Nodes {
-		if n.Name == node || n.Spec.Unschedulable {
-			continue
-		}
-		u := used[n.Name]
-		free.MilliCPU += max(0, n.Status.Allocatable.Cpu().MilliValue()-u.MilliCPU)
-		free.Memory += max(0, n.Status.Allocatable.Memory().Value()-u.Memory)
-	}
+	b.look(c)
+	own := b.free[node]
+	free := framework.Resource{MilliCPU: b.total.MilliCPU - own.MilliCPU, Memory: b.total.Memory - own.Memory}
 	switch {
 	case need.MilliCPU > free.MilliCPU:
 		return fmt.Sprintf("its pods request %dm CPU; the other nodes have %dm free", need.MilliCPU, free.MilliCPU)
@@ -262,7 +298,7 @@ func drained(c *cluster.Cluster, node string) *cluster.Cluster {
 			out.Pods = append(out.Pods, p)
 			continue
 		}
-		if isDaemonSetPod(p) {
+		if cluster.IsDaemonSetPod(p) {
 			continue
 		}
 		cp := p.DeepCopy()
@@ -273,16 +309,11 @@ func drained(c *cluster.Cluster, node string) *cluster.Cluster {
 	return &out
 }
 
-func isDaemonSetPod(p *v1.Pod) bool {
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.Kind == "DaemonSet"
-}
-
 // evictable are the pods a drain evicts: all but the DaemonSet's.
 func evictable(pods []*v1.Pod) []*v1.Pod {
 	var out []*v1.Pod
 	for _, p := range pods {
-		if !isDaemonSetPod(p) {
+		if !cluster.IsDaemonSetPod(p) {
 			out = append(out, p)
 		}
 	}

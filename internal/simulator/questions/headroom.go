@@ -30,6 +30,20 @@ type WorkloadHeadroom struct {
 // headroomKinds are the workloads whose replicas can be added.
 var headroomKinds = map[string]bool{"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "ReplicationController": true, "Job": true}
 
+// ownedByDeployment: wl is a ReplicaSet whose controller is a Deployment
+// of the input (the Deployment's headroom counts its pods).
+func ownedByDeployment(c *cluster.Cluster, wl cluster.Workload) bool {
+	if wl.Kind != "ReplicaSet" {
+		return false
+	}
+	o, ok := c.WorkloadObject(c.WorkloadIndex(wl.Kind, wl.Namespace, wl.Name)).(metav1.Object)
+	if !ok {
+		return false
+	}
+	ref := metav1.GetControllerOf(o)
+	return ref != nil && ref.Kind == "Deployment" && c.WorkloadIndex("Deployment", wl.Namespace, ref.Name) >= 0
+}
+
 // Headroom answers, for every Deployment, ReplicaSet (not owned by a
 // Deployment of the input), StatefulSet, ReplicationController and Job of
 // the cluster, what WorkloadCapacity answers for it alone: the cluster is
@@ -40,20 +54,9 @@ func Headroom(ctx context.Context, load func() (*cluster.Cluster, error), newWor
 	if err != nil {
 		return nil, err
 	}
-	owned := map[string]bool{} // Deployments' ReplicaSets
 	var todo []cluster.Workload
 	for _, wl := range first.Workloads {
-		if !headroomKinds[wl.Kind] {
-			continue
-		}
-		if wl.Kind == "ReplicaSet" {
-			if o, ok := first.WorkloadObject(first.WorkloadIndex(wl.Kind, wl.Namespace, wl.Name)).(metav1.Object); ok {
-				if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "Deployment" && first.WorkloadIndex("Deployment", wl.Namespace, ref.Name) >= 0 {
-					owned[wl.String()] = true
-				}
-			}
-		}
-		if !owned[wl.String()] {
+		if headroomKinds[wl.Kind] && !ownedByDeployment(first, wl) {
 			todo = append(todo, wl)
 		}
 	}

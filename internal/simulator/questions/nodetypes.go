@@ -223,10 +223,10 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	if len(before.pending) == 0 {
 		return res, nil
 	}
-	cap := func(i int) int { return min(types[i].Limit, len(before.pending)) }
+	limitOf := func(i int) int { return min(types[i].Limit, len(before.pending)) }
 	all := make([]int, len(types))
 	for i := range types {
-		all[i] = cap(i)
+		all[i] = limitOf(i)
 	}
 	floorWorld, err := s.eval(all)
 	if err != nil {
@@ -239,7 +239,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		best, bestK := -1, 0
 		var bestRate float64
 		for i, t := range types {
-			room := cap(i) - counts[i]
+			room := limitOf(i) - counts[i]
 			if room <= 0 {
 				continue
 			}

@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/internal/simulator"
@@ -103,11 +102,6 @@ func apply(w *simulator.World, st *cluster.Step) (pods int, err error) {
 		}
 	}
 	return pods, nil
-}
-
-func ownedBy(p *v1.Pod, kind string) bool {
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.Kind == kind
 }
 
 // create adds an object of a step to the world.
@@ -281,7 +275,7 @@ func deleteNode(w *simulator.World, name, step string) error {
 	}
 	w.Cluster.Nodes = slices.DeleteFunc(w.Cluster.Nodes, func(n *v1.Node) bool { return n.Name == name })
 	for _, p := range w.Store.Pods() {
-		if p.Spec.NodeName == name || (p.Spec.NodeName == "" && ownedBy(p, "DaemonSet") && cluster.DaemonPodNode(p) == name) {
+		if p.Spec.NodeName == name || (p.Spec.NodeName == "" && cluster.IsDaemonSetPod(p) && cluster.DaemonPodNode(p) == name) {
 			w.Remove(p, simulator.Gone{Status: report.StatusDeleted, Node: p.Spec.NodeName, Message: "its node " + name + " was deleted by step " + step})
 		}
 	}
