@@ -48,6 +48,11 @@ func (s *Snapshot) ChangesSince(mark uint64) ([]int32, uint64, bool) {
 	return s.log[mark-s.logStart:], s.seq, true
 }
 
+// Version changes whenever a NodeInfo of the list is updated or the list
+// is rebuilt (Cache.UpdateSnapshot): equal versions of one snapshot have
+// the same content.
+func (s *Snapshot) Version() uint64 { return s.seq }
+
 // WithoutChangeLog turns the change log off: plugins' memos then compare
 // every node's generation (the EquivalenceCache feature gate off, where
 // every reuse across cycles is checked against the generations).

@@ -122,5 +122,16 @@ func (n *Nominator) RangeNominated(fn func(node string)) {
 	}
 }
 
+// Has is true when the pod of uid is nominated somewhere.
+func (n *Nominator) Has(uid types.UID) bool {
+	if n.count.Load() == 0 {
+		return false
+	}
+	n.lock.RLock()
+	defer n.lock.RUnlock()
+	_, ok := n.byPod[uid]
+	return ok
+}
+
 // HasNominatedPods is true when any pod is nominated anywhere.
 func (n *Nominator) HasNominatedPods() bool { return n.count.Load() > 0 }

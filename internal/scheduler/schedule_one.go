@@ -199,6 +199,7 @@ type cycleResult struct {
 
 func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo) (*v1.Pod, cycleResult, *framework.Status) {
 	pod := pInfo.Pod
+	s.cycleMemo, s.replayed = false, false
 	res, err := s.SchedulePod(ctx, fwk, state, pod)
 	if err != nil {
 		if errors.Is(err, ErrNoNodesAvailable) {
@@ -212,6 +213,10 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 			return nil, cycleResult{}, framework.AsStatus(err)
 		}
 		out := cycleResult{}
+		if s.replayed {
+			return nil, s.replayFailure(fwk, pod, fitErr), fitErrorStatus(fitErr)
+		}
+		draws := s.randSrc.draws
 		if fwk.HasPostFilterPlugins() {
 			pfr, st := fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
 			// An Error in PostFilter is logged and its message ends the
@@ -228,8 +233,13 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 				n := pfr.NominatedNodeName
 				out.nominatingInfo = &n
 			}
+			if st.IsSuccess() || st.Code() == framework.Error || pfr != nil && pfr.NominatedNodeName != "" {
+				s.cycleMemo = false
+			}
 		}
-		return nil, out, fitErrorStatus(fitErr)
+		status := fitErrorStatus(fitErr) // renders the histogram the memo shares
+		s.memoizeFailure(fitErr, out.nominatingInfo != nil, s.randSrc.draws-draws)
+		return nil, out, status
 	}
 	// The assumed pod differs from the queued one in spec.nodeName only;
 	// the rest is shared (pods are never changed in place).
@@ -445,6 +455,20 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 				return feasible, diagnosis, pfr, nil
 			}
 		}
+	}
+	// A pod whose outcome a memoized failure already gives takes it
+	// (failure_memo.go). Explain evaluates every node and never memoizes.
+	if s.cycleKey, s.cycleMemo = s.failureKeyOf(fwk, state, pod, pfr); s.cycleMemo && !every {
+		if m := s.failed; m != nil && m.key == s.cycleKey {
+			s.replayed = true
+			d := m.replayDiagnosis()
+			// Every node was looked at: the rotating start moves by all
+			// of them, as below.
+			s.nextStartNodeIndex = (s.nextStartNodeIndex + d.NodeToStatus.Len()) % len(all)
+			return nil, d, pfr, nil
+		}
+	} else {
+		s.cycleMemo = false
 	}
 	nodes := all
 	if !pfr.AllNodes() {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -78,10 +79,12 @@ type Scheduler struct {
 	world    cluster.World
 	snapshot *cache.Snapshot
 	// dra is the device allocation state the profiles share.
-	dra    *dynamicresources.Manager
-	clock  clock.WithTickerAndDelayedExecution
-	rand   *rand.Rand
-	logger klog.Logger
+	dra   *dynamicresources.Manager
+	clock clock.WithTickerAndDelayedExecution
+	rand  *rand.Rand
+	// randSrc is rand's source, counting draws (failure_memo.go).
+	randSrc *countingSource
+	logger  klog.Logger
 
 	percentageOfNodesToScore int32
 	nextStartNodeIndex       int
@@ -96,6 +99,14 @@ type Scheduler struct {
 	// scoreBuf backs prioritizeNodes' result (one cycle's: selectHost
 	// reads it before the next cycle scores).
 	scoreBuf runtime.ScoreBuffers
+	// failed is the last memoized failure (failure_memo.go); cycleKey is
+	// the running cycle's key when cycleMemo, and replayed says the cycle
+	// took failed's outcome.
+	failed    *failureMemo
+	cycleKey  failureKey
+	cycleMemo bool
+	replayed  bool
+	replays   atomic.Int64
 
 	bindings sync.WaitGroup
 	// syncBinding: binding cycles run inline (WithSynchronousBinding).
@@ -208,7 +219,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		world:    world,
 		snapshot: cache.NewEmptySnapshot(),
 		clock:    o.clock,
-		rand:     rand.New(rand.NewSource(o.seed)),
+		randSrc:  newCountingSource(o.seed),
 		logger:   logger,
 		Profiles: map[string]*runtime.Framework{},
 		Cache:    cache.New(logger),
@@ -216,6 +227,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		syncBinding: o.syncBinding,
 		observer:    o.observer,
 	}
+	s.rand = rand.New(s.randSrc)
 	if o.noEquivalenceCache {
 		s.snapshot.WithoutChangeLog()
 	}

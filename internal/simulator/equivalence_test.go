@@ -220,7 +220,10 @@ func TestEquivalenceCacheDecidesEachPodAsWithout(t *testing.T) {
 			if tc.underPressure && (fitErrors == 0 || nominated == 0) {
 				t.Errorf("%d pods fit nowhere and %d were nominated: the failing path was not compared", fitErrors, nominated)
 			}
-			t.Logf("%d decisions; at most %d pods unschedulable and %d nominated at once", decisions, fitErrors, nominated)
+			if tc.underPressure && tw.on.Scheduler.ReplayedFailures() == 0 {
+				t.Errorf("no failure was replayed from the memo: its reuse was not compared")
+			}
+			t.Logf("%d decisions; at most %d pods unschedulable and %d nominated at once; %d failures replayed", decisions, fitErrors, nominated, tw.on.Scheduler.ReplayedFailures())
 		})
 	}
 }

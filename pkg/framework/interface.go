@@ -98,6 +98,20 @@ type PostFilterPlugin interface {
 	PostFilter(ctx context.Context, state *CycleState, pod *v1.Pod, filteredNodeStatusMap NodeToStatusReader) (*PostFilterResult, *Status)
 }
 
+// PostFilterReplayer is a PostFilter plugin whose outcome, when it
+// nominates no node, is a function of the pod's equivalence class (the
+// signatures of the profile's EquivalencePlugins, when they are the only
+// filter plugins that run for it), its priority and preemption policy,
+// the snapshot, the nominated pods and the draws from Handle.Rand. The
+// scheduler then answers the next pod of that class, with nothing of these
+// changed, with the same outcome, without calling PostFilter (the same
+// number of draws is taken from Rand); it calls ReplayPostFilter instead,
+// for what the plugin records per call besides (its metrics).
+type PostFilterReplayer interface {
+	PostFilterPlugin
+	ReplayPostFilter(pod *v1.Pod)
+}
+
 // PostFilterResult carries the nominated node.
 type PostFilterResult struct {
 	NominatedNodeName string

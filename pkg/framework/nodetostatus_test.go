@@ -73,3 +73,40 @@ func TestFitErrorCountsEveryNodeOnce(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+func TestShareHistogramReusesOnlyTheSameStatuses(t *testing.T) {
+	list := nodeList(3)
+	statuses := func(reason string) *NodeToStatus {
+		m := NewNodeToStatus()
+		for _, ni := range list {
+			m.AddNew(ni, NewStatus(Unschedulable, reason))
+		}
+		return m
+	}
+	shared := statuses("too small")
+	first := &FitError{NumAllNodes: 3, Diagnosis: Diagnosis{NodeToStatus: shared}}
+	_ = first.Error() // renders the histogram
+	tests := []struct {
+		name string
+		next *FitError
+		want string
+	}{
+		{name: "the same statuses give the first error's histogram",
+			next: &FitError{NumAllNodes: 3, Diagnosis: Diagnosis{NodeToStatus: shared, PostFilterMsg: "preemption: none"}},
+			want: "0/3 nodes are available: 3 too small. preemption: none"},
+		{name: "statuses equal but not the same are counted again",
+			next: &FitError{NumAllNodes: 3, Diagnosis: Diagnosis{NodeToStatus: statuses("taken")}},
+			want: "0/3 nodes are available: 3 taken."},
+		{name: "the same statuses over another node count are counted again",
+			next: &FitError{NumAllNodes: 4, Diagnosis: Diagnosis{NodeToStatus: shared}},
+			want: "0/4 nodes are available: 3 too small."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.next.ShareHistogram(first)
+			if got := tt.next.Error(); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

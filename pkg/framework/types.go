@@ -413,6 +413,18 @@ func (f *FitError) reasonHistogram() string {
 	return reasonMsg
 }
 
+// ShareHistogram gives f the reason histogram other has rendered, when f
+// reads the very statuses other does (the same NodeToStatus, not a copy):
+// the scheduler hands the statuses of a failed cycle to the next pod of
+// its class, and thousands of nodes need not be counted again.
+func (f *FitError) ShareHistogram(other *FitError) {
+	if other.histogram != "" && f.NumAllNodes == other.NumAllNodes &&
+		f.Diagnosis.NodeToStatus == other.Diagnosis.NodeToStatus &&
+		f.Diagnosis.PreFilterMsg == other.Diagnosis.PreFilterMsg {
+		f.histogram = other.histogram
+	}
+}
+
 // Error renders upstream's message: "0/5 nodes are available: 3 Insufficient
 // cpu, 2 node(s) had untolerated taint(s)." then the PostFilter part.
 func (f *FitError) Error() string {

@@ -32,7 +32,7 @@ import (
 
 func newSimulateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
-	var cpuProfile, compare, trace, explain, show, stats string
+	var cpuProfile, memProfile, compare, trace, explain, show, stats string
 	cmd := &cobra.Command{
 		Use:   "simulate -f PATH [-f PATH ...] [--config FILE [--compare FILE]] [--seed N] [--trace FILE] [--explain NS/NAME] [-o table|json|yaml|html] [--show summary|pending|all]",
 		Short: "Schedule the pending pods of Kubernetes manifests on an in-memory cluster",
@@ -48,7 +48,7 @@ The same input and seed give the same output, byte for byte.`,
 			if err != nil {
 				return err
 			}
-			stop, err := startProfile(cpuProfile)
+			stop, err := startProfile(cpuProfile, memProfile)
 			if err != nil {
 				return err
 			}
@@ -154,8 +154,9 @@ The same input and seed give the same output, byte for byte.`,
 	fss.FlagSet("input and output").StringVar(&trace, "trace", "", "Write one JSON line per scheduling attempt to this file, in the order the scheduler made them: virtual time, pod, attempt number, result (Scheduled, Unschedulable, Preempted, Error), node, message and preemption victims.")
 	fss.FlagSet("input and output").StringVar(&explain, "explain", "", "NAMESPACE/NAME: instead of the report, explain that pod node by node as its last scheduling attempt in the simulation saw the cluster (the nodes and the pods bound at that moment).")
 	fss.FlagSet("input and output").StringVar(&show, "show", string(report.ShowPending), "What the table lists (-o table): summary (the counts, the pending pods' reasons, the workloads, the timeline), pending (and the pods not running, by reason) or all (and every pod and node). JSON, YAML and HTML always hold everything.")
-	fss.FlagSet("debugging").StringVar(&stats, "stats", "", "Write the run's counts as JSON to this file: scheduling attempts, virtual time, and the seconds of each phase (load, world, run, report).")
+	fss.FlagSet("debugging").StringVar(&stats, "stats", "", "Write the run's counts as JSON to this file: scheduling attempts, failed ones answered by the memo of an identical failure, virtual time, and the seconds of each phase (load, world, run, report).")
 	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
+	fss.FlagSet("debugging").StringVar(&memProfile, "memprofile", "", "Write a profile of the whole command's allocations (go tool pprof -sample_index=alloc_space) to this file when it ends.")
 	addFlagSets(cmd, fss)
 	return cmd
 }
@@ -217,7 +218,7 @@ func writeStats(path string, w *simulator.World, phases map[string]time.Duration
 	for k, d := range phases {
 		seconds[k] = d.Seconds()
 	}
-	b, err := json.MarshalIndent(map[string]interface{}{"attempts": w.Attempts(), "virtualSeconds": virtual.Seconds(), "phaseSeconds": seconds}, "", "  ")
+	b, err := json.MarshalIndent(map[string]interface{}{"attempts": w.Attempts(), "replayedFailures": w.Scheduler.ReplayedFailures(), "virtualSeconds": virtual.Seconds(), "phaseSeconds": seconds}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -227,12 +228,27 @@ func writeStats(path string, w *simulator.World, phases map[string]time.Duration
 	return nil
 }
 
-// startProfile starts a CPU profile when path is set; stop ends it.
-func startProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
+// startProfile starts a CPU profile when cpuPath is set; stop ends it and
+// writes the allocations profile when memPath is set.
+func startProfile(cpuPath, memPath string) (stop func(), err error) {
+	writeAllocs := func() {
+		if memPath == "" {
+			return
+		}
+		f, err := os.Create(memPath)
+		if err != nil {
+			klog.ErrorS(err, "--memprofile")
+			return
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			klog.ErrorS(err, "--memprofile")
+		}
 	}
-	f, err := os.Create(path)
+	if cpuPath == "" {
+		return writeAllocs, nil
+	}
+	f, err := os.Create(cpuPath)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
@@ -240,7 +256,7 @@ func startProfile(path string) (stop func(), err error) {
 		f.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() { pprof.StopCPUProfile(); f.Close(); writeAllocs() }, nil
 }
 
 // reportSkipped tells on stderr what the load took as it is but the user

@@ -249,3 +249,23 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.C
 	}
 	return result, framework.NewStatus(framework.Unschedulable, reasons...)
 }
+
+// PostFilterReplayable is true when every PostFilter plugin is a
+// framework.PostFilterReplayer (or there is none).
+func (f *Framework) PostFilterReplayable() bool {
+	for _, pl := range f.postFilter {
+		if _, ok := pl.(framework.PostFilterReplayer); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ReplayPostFilter stands for a RunPostFilterPlugins whose outcome, no
+// nomination, is reused: every plugin ran in it (none succeeded or
+// failed with an error), so each is told.
+func (f *Framework) ReplayPostFilter(pod *v1.Pod) {
+	for _, pl := range f.postFilter {
+		pl.(framework.PostFilterReplayer).ReplayPostFilter(pod)
+	}
+}

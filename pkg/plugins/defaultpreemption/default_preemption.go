@@ -92,6 +92,15 @@ func (pl *DefaultPreemption) PostFilter(ctx context.Context, state *framework.Cy
 	return result, st
 }
 
+// ReplayPostFilter implements framework.PostFilterReplayer: an outcome
+// without a nomination (the pod not eligible, or no node where evicting
+// lower-priority pods makes it fit) is a function of what the interface
+// lists. The PDBs only order the victims of a candidate, and a candidate
+// means a nomination. A replayed call counts as an attempt.
+func (pl *DefaultPreemption) ReplayPostFilter(*v1.Pod) {
+	metrics.PreemptionAttempts.Inc()
+}
+
 func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.CycleState, pod *v1.Pod, m framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
 	if ok, msg := pl.eligible(pod, m); !ok {
 		return nil, framework.NewStatus(framework.Unschedulable, msg)

@@ -322,6 +322,12 @@ func (pl *DynamicResources) bindClaim(ctx context.Context, w framework.ClaimWrit
 	return c, nil
 }
 
+// ReplayPostFilter implements framework.PostFilterReplayer. A pod's
+// outcome is replayed only for a pod of a class this plugin signs: one
+// without claims and without extended resources backed by devices, for
+// which PostFilter has nothing to deallocate and records nothing.
+func (pl *DynamicResources) ReplayPostFilter(*v1.Pod) {}
+
 // PostFilter, when no node fits, deallocates one of the pod's allocated
 // claims that some node could not use and that no other pod uses, so
 // the next attempt can allocate it where the pod fits. Upstream picks one
