@@ -67,8 +67,8 @@ func (s *Scheduler) failureKeyOf(fwk *runtime.Framework, state *framework.CycleS
 	if pod.Status.NominatedNodeName != "" || !pfr.AllNodes() || !fwk.PostFilterReplayable() {
 		return failureKey{}, false
 	}
-	class, ok := fwk.CycleClass(state)
-	if !ok || s.Queue.Nominator.Has(pod.UID) {
+	class := state.FilterClass
+	if class == "" || s.Queue.Nominator.Has(pod.UID) {
 		return failureKey{}, false
 	}
 	k := failureKey{

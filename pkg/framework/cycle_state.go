@@ -38,6 +38,13 @@ type CycleState struct {
 	// it once (requests, host ports, affinity terms), when the scheduler
 	// knows it; plugins read it through PodInfoOf.
 	PodInfo *PodInfo
+	// FilterClass is the key of the pod's equivalence class when every
+	// filter plugin that runs this cycle is an EquivalencePlugin that
+	// signed the pod: the pod's Filter verdict on a node (nominated pods
+	// added or not) is then a function of FilterClass, the node's
+	// generation and the nominated pods, and plugins may memoize by it.
+	// Empty otherwise. The framework sets it in PreFilter.
+	FilterClass string
 }
 
 type stateEntry struct {
@@ -117,6 +124,7 @@ func (c *CycleState) Clone() *CycleState {
 	out.SkipScorePlugins = c.SkipScorePlugins.Clone()
 	out.RecordPluginMetrics = c.RecordPluginMetrics
 	out.PodInfo = c.PodInfo
+	out.FilterClass = c.FilterClass
 	return out
 }
 

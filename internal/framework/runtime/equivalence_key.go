@@ -119,16 +119,3 @@ func (cy *eqCycle) entry(ni *framework.NodeInfo) *eqEntry {
 	}
 	return e
 }
-
-// CycleClass returns the key of the pod's class in the cycle of state when
-// every filter plugin that runs in that cycle is cached: the pod's Filter
-// verdict on a node is then a function of the class, the node's content
-// and the nominated pods added (what the cache's entries already rely on).
-// ok is false otherwise, and when the cache does not serve the cycle.
-func (f *Framework) CycleClass(state *framework.CycleState) (key string, ok bool) {
-	cy := f.cycleOf(state)
-	if cy == nil || !cy.cachedOnly || cy.class == nil {
-		return "", false
-	}
-	return cy.class.key, true
-}

@@ -38,6 +38,7 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		// A new cycle: the cache serves no state until beginCycle.
 		f.eq.state = nil
 	}
+	state.FilterClass = ""
 	var result *framework.PreFilterResult
 	var skip framework.PluginNames
 	var skipMask uint64
@@ -98,6 +99,9 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 	}
 	if f.eq != nil {
 		f.eq.beginCycle(state, state.PodInfoOf(pod), skip, f.filter, len(nodes))
+		if cy := f.cycleOf(state); cy != nil && cy.cachedOnly {
+			state.FilterClass = cy.class.key
+		}
 		if f.opts.Nominator != nil && f.opts.Nominator.HasNominatedPods() {
 			f.eq.cycle.sizeNominated(len(nodes))
 		}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -49,6 +50,8 @@ type DefaultPreemption struct {
 	exec *executor
 	// lowest keeps each node's lowest pod priority (lowest_priority.go).
 	lowest lowestPriorities
+	// dryRuns keeps the dry runs that found no room (dry_run_memo.go).
+	dryRuns dryRunMemo
 }
 
 var (
@@ -215,8 +218,17 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 	}
 	var nonViolating, violating []candidate
 	var errs []error
+	memo := pl.dryRuns.classFor(state.FilterClass, corev1helpers.PodPriority(pod), len(all))
 	for i := range potential {
 		ni := potential[(offset+i)%len(potential)]
+		var nominated []*framework.PodInfo
+		if memo != nil {
+			nominated = pl.handle.NominatedPodsForNode(ni.NodeName())
+			if st := memo.failed(ni, nominated); st != nil {
+				statuses.AddNew(ni, st)
+				continue
+			}
+		}
 		victims, violations, st := pl.selectVictimsOnNode(ctx, state, pod, ni, pdbs)
 		if st.IsSuccess() && len(victims) > 0 {
 			c := candidate{node: ni.NodeName(), victims: victims, pdbViolations: violations}
@@ -235,6 +247,10 @@ func (pl *DefaultPreemption) findCandidates(ctx context.Context, state *framewor
 		}
 		if st.Code() == framework.Error {
 			errs = append(errs, st.AsError())
+		} else if memo != nil && slices.Equal(nominated, pl.handle.NominatedPodsForNode(ni.NodeName())) {
+			// Kept when the node's nominated pods did not change while
+			// the dry run read them (the nominator is shared).
+			memo.record(ni, nominated, st)
 		}
 		statuses.AddNew(ni, st) // each potential node is tried once
 	}
