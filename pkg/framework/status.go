@@ -3,6 +3,7 @@ package framework
 import (
 	"errors"
 	"strings"
+	"sync"
 )
 
 // Code is the outcome of a plugin call.
@@ -182,4 +183,46 @@ func (s *Status) String() string {
 		b += ": " + s.Message()
 	}
 	return b
+}
+
+// maxInterned bounds a StatusInterner: past it, statuses are returned as
+// they are.
+const maxInterned = 1024
+
+// StatusInterner gives equal rejections one *Status: the same code,
+// plugin and reasons, and no underlying error. Thousands of nodes that
+// reject a pod for the same reason then hold the same pointer, and a
+// FitError counts them by pointer. Safe for concurrent use; the statuses
+// it returns are shared and must not be changed (WithPlugin on them with
+// another name, WithError).
+type StatusInterner struct {
+	mu  sync.Mutex
+	m   map[string]*Status
+	key []byte
+}
+
+// Intern returns the status equal to s it has, else s (kept for the next).
+func (in *StatusInterner) Intern(s *Status) *Status {
+	if s == nil || s.err != nil || !s.IsRejected() {
+		return s
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	k := append(in.key[:0], byte(s.code))
+	k = append(k, s.plugin...)
+	for _, r := range s.reasons {
+		k = append(k, 0)
+		k = append(k, r...)
+	}
+	in.key = k[:0]
+	if got, ok := in.m[string(k)]; ok {
+		return got
+	}
+	if in.m == nil {
+		in.m = map[string]*Status{}
+	}
+	if len(in.m) < maxInterned {
+		in.m[string(k)] = s
+	}
+	return s
 }

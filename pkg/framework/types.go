@@ -364,18 +364,17 @@ func (f *FitError) reasonHistogram() string {
 		}
 		var groups []group
 		var index map[string]int
-		nts.each(func(st *Status) {
-			rs := st.Reasons()
+		// groupOf finds (or adds) the group of a reason list.
+		groupOf := func(rs []string) int {
 			if index == nil {
 				for i := range groups {
 					if slices.Equal(groups[i].reasons, rs) {
-						groups[i].n++
-						return
+						return i
 					}
 				}
 				if len(groups) < 16 {
-					groups = append(groups, group{rs, 1})
-					return
+					groups = append(groups, group{reasons: rs})
+					return len(groups) - 1
 				}
 				index = map[string]int{}
 				for i, g := range groups {
@@ -384,11 +383,31 @@ func (f *FitError) reasonHistogram() string {
 			}
 			k := strings.Join(rs, "\x00")
 			if i, ok := index[k]; ok {
-				groups[i].n++
-				return
+				return i
 			}
 			index[k] = len(groups)
-			groups = append(groups, group{rs, 1})
+			groups = append(groups, group{reasons: rs})
+			return len(groups) - 1
+		}
+		// Nodes rejected for the same reason mostly share one status
+		// (StatusInterner): the last few statuses seen are matched by
+		// pointer before their reasons are compared.
+		var seen [8]*Status
+		var seenGroup [8]int
+		next := 0
+		nts.each(func(st *Status) {
+			for i, s := range seen {
+				if s == st && s != nil {
+					groups[seenGroup[i]].n++
+					return
+				}
+			}
+			g := groupOf(st.Reasons())
+			groups[g].n++
+			if st != nil {
+				seen[next], seenGroup[next] = st, g
+				next = (next + 1) % len(seen)
+			}
 		})
 		for _, g := range groups {
 			for _, r := range g.reasons {

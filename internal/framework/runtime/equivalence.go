@@ -53,6 +53,11 @@ type equivalenceCache struct {
 	state *framework.CycleState
 	cycle eqCycle
 
+	// rejections interns the rejections the classes keep: nodes that
+	// reject a pod for the same reason share one status, which FitError
+	// counts by pointer.
+	rejections framework.StatusInterner
+
 	// key and sig are scratch for building a class's key in beginCycle.
 	key, sig []byte
 }

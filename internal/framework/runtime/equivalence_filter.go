@@ -51,6 +51,7 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 		}
 		st = st.WithPlugin(pl.Name())
 		if slot >= 0 {
+			st = f.eq.rejections.Intern(st)
 			e.filtered, e.rejectedAt, e.rejection = slot+1, slot, st
 		}
 		return st

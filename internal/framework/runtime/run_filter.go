@@ -182,6 +182,9 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 			}
 		} else {
 			st := f.filterWithNominated(ctx, state, pod, info, nominated)
+			if cy != nil {
+				st = f.eq.rejections.Intern(st)
+			}
 			cy.recordNominated(info, nominated, st)
 			if !st.IsSuccess() {
 				return st
