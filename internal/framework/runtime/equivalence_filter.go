@@ -23,7 +23,7 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 	if e == nil {
 		return f.RunFilterPlugins(ctx, state, pod, ni)
 	}
-	if cy.cachedOnly && e.filtered >= cy.filteredAll {
+	if cy.cachedOnly && e.final(cy) {
 		return e.rejection // every plugin's verdict is cached: the rejection, or nil
 	}
 	for i, pl := range f.filter {
@@ -57,6 +57,13 @@ func (f *Framework) runFilterPluginsCached(ctx context.Context, state *framework
 		return st
 	}
 	return nil
+}
+
+// final: in a cycle where only cached plugins run, the entry holds the
+// verdict: every plugin passed, or one rejected (those before it passed,
+// and the ones after it do not run).
+func (e *eqEntry) final(cy *eqCycle) bool {
+	return e.filtered >= cy.filteredAll || e.rejection != nil
 }
 
 // sizeNominated makes room for the verdicts with nominated pods.
@@ -166,7 +173,7 @@ func (f *Framework) filterRange(ctx context.Context, state *framework.CycleState
 		} else {
 			idx, gen = nodes[j].Index(), nodes[j].Generation()
 		}
-		cached := idx >= 0 && idx < len(entries) && entries[idx].gen == gen && entries[idx].filtered >= all
+		cached := idx >= 0 && idx < len(entries) && entries[idx].gen == gen && (entries[idx].filtered >= all || entries[idx].rejection != nil)
 		var nominated []*framework.PodInfo
 		if view != nil && (!byPosition || view.markedAt(j)) {
 			nominated = f.nominatedFor(view, pod, nodes[j])

@@ -27,8 +27,9 @@ type eqCycle struct {
 	// declined this pod).
 	scoreSlot []int
 	// cachedOnly: every filter plugin that runs this cycle is cached, so
-	// an entry whose filtered has reached filteredAll holds the verdict of
-	// every plugin (a rejection, or nil) and needs no plugin call.
+	// an entry with a rejection, or whose filtered has reached
+	// filteredAll, holds the verdict (eqEntry.final) and needs no plugin
+	// call.
 	cachedOnly  bool
 	filteredAll int
 }
