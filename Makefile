@@ -58,6 +58,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
 	$(GO) test -run '^$$' -fuzz '^FuzzHostileQuantities$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
 	$(GO) test -run '^$$' -fuzz '^FuzzScanHead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
+	$(GO) test -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
 
 ## soak: the long chaos soak (6,000 pods, 12 rounds of faults); the short
 ## one runs in test-integration.

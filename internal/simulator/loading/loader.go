@@ -385,9 +385,14 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	js := data
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
 		// YAML (JSON is YAML too, but converting it is a waste).
-		var err error
-		if js, err = yaml.YAMLToJSON(data); err != nil {
-			return lerr("", "", "malformed YAML: "+err.Error())
+		// The common block style converts fast; the rest, and every
+		// error, through sigs.k8s.io/yaml (fastyaml.go).
+		var ok bool
+		if js, ok = fastYAMLToJSON(data); !ok {
+			var err error
+			if js, err = yaml.YAMLToJSON(data); err != nil {
+				return lerr("", "", "malformed YAML: "+err.Error())
+			}
 		}
 		valid = true
 	}
