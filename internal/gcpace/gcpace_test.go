@@ -50,8 +50,8 @@ func (r *fakeRuntime) knobs() knobs {
 	switch {
 	case r.limit == Ceiling:
 		k.Limit = "ceiling"
-	case r.limit == 2*int64(r.live) && r.limit > Ceiling:
-		k.Limit = "twice the live heap"
+	case r.limit == 3*int64(r.live)/2 && r.limit > Ceiling:
+		k.Limit = "one and a half times the live heap"
 	case r.limit != math.MaxInt64:
 		k.Limit = "goal"
 	}
@@ -63,7 +63,7 @@ func TestPacer(t *testing.T) {
 	off := knobs{Percent: -1, Limit: "goal"}
 	normal := knobs{Percent: 100, Limit: "ceiling"}
 	loading := knobs{Percent: 400, Limit: "ceiling"}
-	loadingLarge := knobs{Percent: 400, Limit: "twice the live heap"}
+	loadingLarge := knobs{Percent: 400, Limit: "one and a half times the live heap"}
 	untouched := knobs{Percent: 100, Limit: "none"}
 	type step struct {
 		do   func(p *pacer, r *fakeRuntime)
@@ -106,9 +106,9 @@ func TestPacer(t *testing.T) {
 			steps: []step{{load, loading}, {loaded, normal}},
 		},
 		{
-			name: "the limit is the ceiling, or twice the live heap past half of it, loading or not",
+			name: "the limit is the ceiling, or one and a half times the live heap past two thirds of it, loading or not",
 			steps: []step{{load, loading}, {gc(Ceiling / 4), loading}, {gc(Ceiling), loadingLarge}, {gc(Ceiling / 2), loading}, {loaded, normal},
-				{gc(Ceiling), knobs{Percent: 100, Limit: "twice the live heap"}}},
+				{gc(Ceiling), knobs{Percent: 100, Limit: "one and a half times the live heap"}}},
 		},
 		{
 			name:  "with GOGC or GOMEMLIMIT set, nothing is touched",

@@ -357,7 +357,8 @@ func doubleQuoted(t []byte) (s string, after []byte, ok bool) {
 	return string(body), after, true
 }
 
-// singleQuoted reads a one-line single-quoted scalar ('' is a quote).
+// singleQuoted reads a one-line single-quoted scalar (two single quotes
+// stand for one).
 func singleQuoted(t []byte) (s string, after []byte, ok bool) {
 	var b strings.Builder
 	i := 1
