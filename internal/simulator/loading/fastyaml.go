@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kubesched/kubesched/internal/jsonstr"
 )
 
 // fastYAMLToJSON converts the block-style YAML that kubectl, Helm and
@@ -144,7 +146,7 @@ func (p *yamlFast) mapping(indent int) bool {
 			p.out = append(p.out, ',')
 		}
 		first = false
-		p.out = appendJSONString(p.out, key)
+		p.out = jsonstr.Append(p.out, key)
 		p.out = append(p.out, ':')
 		p.i++
 		if !p.value(indent, rest) {
@@ -301,14 +303,14 @@ func (p *yamlFast) scalar(t []byte) bool {
 		if !ok || !commentOnly(after) {
 			return false
 		}
-		p.out = appendJSONString(p.out, s)
+		p.out = jsonstr.Append(p.out, s)
 		return true
 	case '\'':
 		s, after, ok := singleQuoted(t)
 		if !ok || !commentOnly(after) {
 			return false
 		}
-		p.out = appendJSONString(p.out, s)
+		p.out = jsonstr.Append(p.out, s)
 		return true
 	case '{', '[':
 		t = stripComment(t)
@@ -327,7 +329,7 @@ func (p *yamlFast) scalar(t []byte) bool {
 		return false
 	}
 	if str {
-		p.out = appendJSONString(p.out, string(t))
+		p.out = jsonstr.Append(p.out, string(t))
 	} else {
 		p.out = append(p.out, js...)
 	}
@@ -483,29 +485,4 @@ func marshalFloat(f float64) ([]byte, bool, bool) {
 		return nil, false, false
 	}
 	return b, false, true
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(out []byte, s string) []byte {
-	out = append(out, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		out = append(out, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			out = append(out, '\\', c)
-		case '\n':
-			out = append(out, '\\', 'n')
-		default:
-			out = append(out, `\u00`...)
-			out = append(out, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
-		}
-		start = i + 1
-	}
-	out = append(out, s[start:]...)
-	return append(out, '"')
 }

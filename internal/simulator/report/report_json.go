@@ -5,7 +5,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/kubesched/kubesched/internal/jsonstr"
 )
 
 // writeReportJSON writes r exactly as writeJSON (json.MarshalIndent, two
@@ -36,15 +37,15 @@ func writeReportJSON(out io.Writer, r *Report) error {
 				b = append(b, ',')
 			}
 			b = append(b, "\n    {\n      \"namespace\": "...)
-			b = appendJSONString(b, p.Namespace)
+			b = jsonstr.Append(b, p.Namespace)
 			b = append(b, ",\n      \"name\": "...)
-			b = appendJSONString(b, p.Name)
+			b = jsonstr.Append(b, p.Name)
 			b = append(b, ",\n      \"node\": "...)
-			b = appendJSONString(b, p.Node)
+			b = jsonstr.Append(b, p.Node)
 			b = append(b, ",\n      \"status\": "...)
-			b = appendJSONString(b, p.Status)
+			b = jsonstr.Append(b, p.Status)
 			b = append(b, ",\n      \"message\": "...)
-			b = appendJSONString(b, p.Message)
+			b = jsonstr.Append(b, p.Message)
 			if len(p.Devices) > 0 {
 				b = append(b, ",\n      \"devices\": ["...)
 				for j, d := range p.Devices {
@@ -52,7 +53,7 @@ func writeReportJSON(out io.Writer, r *Report) error {
 						b = append(b, ',')
 					}
 					b = append(b, "\n        "...)
-					b = appendJSONString(b, d)
+					b = jsonstr.Append(b, d)
 				}
 				b = append(b, "\n      ]"...)
 			}
@@ -73,7 +74,7 @@ func writeReportJSON(out io.Writer, r *Report) error {
 				b = append(b, ',')
 			}
 			b = append(b, "\n    {\n      \"name\": "...)
-			b = appendJSONString(b, n.Name)
+			b = jsonstr.Append(b, n.Name)
 			b = append(b, ",\n      \"pods\": "...)
 			b = strconv.AppendInt(b, int64(n.Pods), 10)
 			b = append(b, ",\n      \"requested\": "...)
@@ -113,65 +114,9 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, "\n        "...)
-		b = appendJSONString(b, k)
+		b = jsonstr.Append(b, k)
 		b = append(b, ": "...)
-		b = appendJSONString(b, m[k])
+		b = jsonstr.Append(b, m[k])
 	}
 	return append(b, "\n      }"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString quotes s as encoding/json does by default: ", \ and
-// control bytes escaped (\b \f \n \r \t by name), <, > and & as \u00XX
-// (HTML-safe), U+2028 and U+2029 escaped, invalid UTF-8 as \ufffd.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
