@@ -27,6 +27,10 @@ type NodeVerdict struct {
 	// Details are what the node would give the pod (the devices
 	// DynamicResources would allocate), for feasible nodes.
 	Details []string
+	// Why is the rejecting plugin's account in more detail than its
+	// reasons, when it has one (DynamicResources: which request of
+	// which claim cannot be allocated, and why).
+	Why []string
 }
 
 // Explanation is a pod's evaluation on every node.
@@ -75,7 +79,7 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 		if diagnosis.PreFilterMsg == "" && pfr != nil && !pfr.AllNodes() && !pfr.NodeNames.Has(name) {
 			plugin = strings.Join(pfr.Restrictors, ",")
 		}
-		verdicts[name] = &NodeVerdict{Name: name, Plugin: plugin, Reasons: st.Reasons()}
+		verdicts[name] = &NodeVerdict{Name: name, Plugin: plugin, Reasons: st.Reasons(), Why: fwk.RejectionDetails(state, st.Plugin(), name)}
 	}
 	ex.FeasibleCount = len(feasible)
 	if len(feasible) == 0 {

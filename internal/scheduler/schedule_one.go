@@ -458,8 +458,9 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 	}
 	// A pod whose outcome a memoized failure already gives takes it
 	// (failure_memo.go). Explain evaluates every node and never memoizes.
-	if s.cycleKey, s.cycleMemo = s.failureKeyOf(fwk, state, pod, pfr); s.cycleMemo && !every {
-		if m := s.failed; m != nil && m.key == s.cycleKey {
+	if !every {
+		s.cycleKey, s.cycleMemo = s.failureKeyOf(fwk, state, pod, pfr)
+		if m := s.failed; s.cycleMemo && m != nil && m.key == s.cycleKey {
 			s.replayed = true
 			d := m.replayDiagnosis()
 			// Every node was looked at: the rotating start moves by all
@@ -467,8 +468,6 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 			s.nextStartNodeIndex = (s.nextStartNodeIndex + d.NodeToStatus.Len()) % len(all)
 			return nil, d, pfr, nil
 		}
-	} else {
-		s.cycleMemo = false
 	}
 	nodes := all
 	if !pfr.AllNodes() {

@@ -16,7 +16,9 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/pkg/plugins"
@@ -287,6 +289,56 @@ func TestExplainTakesAPodAsItIs(t *testing.T) {
 			}
 			if len(rep.Notes) != tt.wantNotes {
 				t.Errorf("notes %q, want %d", rep.Notes, tt.wantNotes)
+			}
+		})
+	}
+}
+
+// TestExplainSaysWhichRequestCannotBeAllocated: "cannot allocate all
+// claims" names no request; explain says which request of which claim
+// fails on the node, and why.
+func TestExplainSaysWhichRequestCannotBeAllocated(t *testing.T) {
+	const driver = "gpu.example.com"
+	node := st.MakeNode().Name("n1").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "8", v1.ResourceMemory: "16Gi", v1.ResourcePods: "10"}).Obj()
+	slice := st.MakeSlice("n1", driver).Device("gpu-0", "model", "a100").Device("gpu-1", "model", "l4").Obj()
+	class := st.DeviceClass("gpu", driver)
+	holder := st.MakePod().Name("holder").UID("holder").Container(nil).Node("n1").Claim("gpu", "held").Obj()
+	held := st.MakeClaim("held").Request("gpu", "gpu", 2).AllocatedOn("n1", driver, "gpu-0", "gpu-1").ReservedFor(holder).Obj()
+	sameModel := st.MakeClaim("same-model").Request("a", "gpu", 1).Request("b", "gpu", 1).Obj()
+	sameModel.Spec.Devices.Constraints = []resourceapi.DeviceConstraint{{MatchAttribute: ptr.To(resourceapi.FullyQualifiedName(driver + "/model"))}}
+	tests := []struct {
+		name   string
+		claims []runtime.Object
+		claim  string
+		want   string
+	}{
+		{name: "a request for more devices than the node has is too many to match",
+			claim: "three", claims: []runtime.Object{st.MakeClaim("three").Request("gpu", "gpu", 3).Obj()},
+			want: "claim default/three, request gpu: too few of the node's devices match it (its device class, its selectors and its count)"},
+		{name: "a request whose devices another claim holds finds too few free",
+			claim: "one", claims: []runtime.Object{st.MakeClaim("one").Request("gpu", "gpu", 1).Obj(), held, holder},
+			want: "claim default/one, request gpu: enough of the node's devices match it, but too few of them are free (the others are allocated to other claims)"},
+		{name: "requests that fit alone but break the claim's constraint together are named as a claim",
+			claim: "same-model", claims: []runtime.Object{sameModel},
+			want: "claim default/same-model: each request fits alone, but not all of them together (the claim's constraints, or requests that want the same devices)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := append([]runtime.Object{node, slice, class}, tt.claims...)
+			w, err := simulator.NewWorld(context.Background(), simtest.LoadObjects(t, objs), simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := st.MakePod().Name("wants").UID("wants").Claim("gpu", tt.claim).Obj()
+			rep, err := questions.Explain(context.Background(), w, pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Nodes) != 1 || rep.Nodes[0].Feasible {
+				t.Fatalf("nodes %+v, want n1 rejected", rep.Nodes)
+			}
+			if got := rep.Nodes[0].Why; len(got) != 1 || got[0] != tt.want {
+				t.Errorf("why %q, want %q", got, tt.want)
 			}
 		})
 	}

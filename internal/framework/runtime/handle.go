@@ -80,6 +80,23 @@ func (f *Framework) NodeDetails(state *framework.CycleState, nodeName string) []
 	return out
 }
 
+// rejectionExplainer is a plugin that can say in more detail why it
+// rejected a node, for explain (DynamicResources: which request of which
+// claim cannot be allocated, and why). Like nodeDetailer, the runtime's
+// question, not an extension point.
+type rejectionExplainer interface {
+	RejectionDetails(state *framework.CycleState, nodeName string) []string
+}
+
+// RejectionDetails asks the plugin that rejected a node why, in more
+// detail than its status (explain); nil when it has no more to say.
+func (f *Framework) RejectionDetails(state *framework.CycleState, plugin, nodeName string) []string {
+	if re, ok := f.plugins[plugin].(rejectionExplainer); ok {
+		return re.RejectionDetails(state, nodeName)
+	}
+	return nil
+}
+
 // SharedDRAManager implements framework.Handle.
 func (f *Framework) SharedDRAManager() framework.DRAManager { return f.opts.DRAManager }
 

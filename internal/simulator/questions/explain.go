@@ -154,7 +154,7 @@ func explain(ctx context.Context, w *simulator.World, pod *v1.Pod) (*report.Expl
 func toReport(ex *scheduler.Explanation) *report.ExplainReport {
 	r := &report.ExplainReport{Pod: ex.Pod.Namespace + "/" + ex.Pod.Name, Nodes: []report.ExplainNode{}, FeasibleCount: ex.FeasibleCount, BestNodes: ex.BestNodes, Message: ex.FitError}
 	for _, n := range ex.Nodes {
-		r.Nodes = append(r.Nodes, report.ExplainNode{Name: n.Name, Feasible: n.Feasible, Plugin: n.Plugin, Reasons: n.Reasons, Score: n.Score, Scores: n.Scores, Devices: n.Details})
+		r.Nodes = append(r.Nodes, report.ExplainNode{Name: n.Name, Feasible: n.Feasible, Plugin: n.Plugin, Reasons: n.Reasons, Score: n.Score, Scores: n.Scores, Devices: n.Details, Why: n.Why})
 	}
 	return r
 }

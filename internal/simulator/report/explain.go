@@ -22,6 +22,10 @@ type ExplainNode struct {
 	// Devices are the devices the node would allocate to the pod's
 	// claims (dynamic resource allocation), "claim/request: driver/pool/device".
 	Devices []string `json:"devices,omitempty"`
+	// Why is the rejecting plugin's account of a rejected node in more
+	// detail than its reasons, when it has one (dynamic resource
+	// allocation: which request of which claim cannot be allocated).
+	Why []string `json:"why,omitempty"`
 }
 
 // ExplainReport is explain's JSON document.
@@ -137,10 +141,16 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	// The devices each feasible node would allocate (DRA), after the table.
+	// The devices each feasible node would allocate (DRA), and why a
+	// rejected node could not, after the table.
 	for _, n := range r.Nodes {
 		if len(n.Devices) > 0 {
 			if _, err := fmt.Fprintf(out, "%s would allocate: %s\n", n.Name, strings.Join(n.Devices, ", ")); err != nil {
+				return err
+			}
+		}
+		for _, w := range n.Why {
+			if _, err := fmt.Fprintf(out, "%s: %s\n", n.Name, w); err != nil {
 				return err
 			}
 		}
