@@ -8,9 +8,14 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/internal/testing/clustergen"
 )
 
@@ -147,5 +152,64 @@ func TestConsolidateTheExample(t *testing.T) {
 	}
 	if pending := pendingPods(t, writeFile(t, "rest.yaml", strings.Join(keep, "\n---\n"))); len(pending) > 0 {
 		t.Errorf("without the removed nodes these pods pend: %v", pending)
+	}
+}
+
+// TestConsolidateHonoursDisruptionBudgets: four nodes with room for each
+// other's pods, one web pod on each. Without a budget the drains empty
+// three of them; a budget that allows no disruption of web keeps every
+// node, each with its web pod and the budget as the reason. One that
+// allows a single disruption lets a drain evict one web pod (its
+// replacement runs before the next drain counts the budget again): the
+// first two drains go, and their replacements leave two web pods on each
+// of the last two nodes, more than one drain may evict at once.
+func TestConsolidateHonoursDisruptionBudgets(t *testing.T) {
+	var base []runtime.Object
+	for i := 0; i < 4; i++ {
+		name := "n" + string(rune('1'+i))
+		base = append(base, st.MakeNode().Name(name).Label("kubernetes.io/hostname", name).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj())
+		pod := st.MakePod().Name("web-"+name).UID("web-"+name).Label("app", "web").Node(name).
+			Container(map[v1.ResourceName]string{v1.ResourceCPU: "500m"}).Obj()
+		yes := true
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "web", Controller: &yes}}
+		base = append(base, pod)
+	}
+	budget := func(minAvailable int) *policyv1.PodDisruptionBudget {
+		return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(int32(minAvailable))),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	}
+	tests := []struct {
+		name        string
+		pdb         *policyv1.PodDisruptionBudget
+		wantRemoved int
+	}{
+		{name: "without a budget three of the four nodes go", wantRemoved: 3},
+		{name: "a budget allowing no disruption keeps every node", pdb: budget(4), wantRemoved: 0},
+		{name: "a budget allowing one disruption lets drains go while each evicts one pod", pdb: budget(3), wantRemoved: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := append([]runtime.Object(nil), base...)
+			if tt.pdb != nil {
+				objs = append(objs, tt.pdb)
+			}
+			a := consolidate(t, writeFile(t, "c.yaml", simtest.Manifest(t, objs...)))
+			if len(a.Remove) != tt.wantRemoved {
+				t.Errorf("removes %v, want %d nodes; keeps %+v", a.Remove, tt.wantRemoved, a.Keep)
+			}
+			if tt.pdb == nil {
+				return
+			}
+			if len(a.Keep) != 4-tt.wantRemoved {
+				t.Fatalf("keeps %+v, want the other %d nodes", a.Keep, 4-tt.wantRemoved)
+			}
+			for _, k := range a.Keep {
+				if !strings.HasPrefix(k.Pod, "default/web-") || !strings.Contains(k.Reason, "PodDisruptionBudget default/web") {
+					t.Errorf("node %s kept by %s (%s), want its web pod and the budget", k.Node, k.Pod, k.Reason)
+				}
+			}
+		})
 	}
 }
