@@ -362,7 +362,8 @@ func simulate(bin, file string) (run, error) {
 		return run{}, fmt.Errorf("reading simulate's JSON: %w", err)
 	}
 	var st struct {
-		Attempts int `json:"attempts"`
+		Attempts  int     `json:"attempts"`
+		PeakRSSMB float64 `json:"peakRSSMB"`
 	}
 	// A baseline built before simulate had --stats counts no attempts.
 	if b, err := os.ReadFile(stats); err == nil {
@@ -372,7 +373,15 @@ func simulate(bin, file string) (run, error) {
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return run{Wall: wall.Seconds(), CPU: cpu.Seconds(), MaxRSSMB: float64(ru.Maxrss) / 1024, Scheduled: rep.Summary.Scheduled, Attempts: st.Attempts}, nil
+	// The child's own peak, from --stats: the rusage of a child forked
+	// by this process counts this process's peak too (the generated
+	// cluster it holds), up to exec. A baseline without it falls back to
+	// rusage, which says at most that much.
+	rss := float64(ru.Maxrss) / 1024
+	if st.PeakRSSMB > 0 {
+		rss = st.PeakRSSMB
+	}
+	return run{Wall: wall.Seconds(), CPU: cpu.Seconds(), MaxRSSMB: rss, Scheduled: rep.Summary.Scheduled, Attempts: st.Attempts}, nil
 }
 
 // statsFlag caches whether a binary's simulate has --stats.
