@@ -168,6 +168,39 @@ profiles:
 			"shape[1].utilization: Invalid value: 10: utilization values must be sorted in increasing order",
 			"shape[1].score: Invalid value: 11: not in valid range [0, 10]",
 		}},
+		{name: "an extender with every verb loads", yaml: header + `extenders:
+- urlPrefix: http://127.0.0.1:8888/sched
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 2
+  bindVerb: bind
+  preemptVerb: preempt
+  nodeCacheCapable: true
+  httpTimeout: 2s
+  managedResources:
+  - name: example.com/gpu
+    ignoredByScheduler: true
+  ignorable: true
+`},
+		{name: "bad extenders get kube-scheduler's errors", yaml: header + `extenders:
+- urlPrefix: http://a
+  prioritizeVerb: prioritize
+  bindVerb: bind
+  managedResources:
+  - name: example.com/gpu
+  - name: cpu
+- urlPrefix: http://b
+  bindVerb: bind
+  managedResources:
+  - name: example.com/gpu
+  - name: bad_name/x
+`, wantErrs: []string{
+			"extenders[0].weight: Invalid value: 0: must have a positive weight applied to it",
+			`extenders[0].managedResources[1].name: Invalid value: "cpu": is an invalid extended resource name`,
+			`extenders[1].managedResources[0].name: Invalid value: "example.com/gpu": duplicate extender managed resource name`,
+			`extenders[1].managedResources[1].name: Invalid value: "bad_name/x"`,
+			`extenders: Invalid value: "found 2 extenders implementing bind": only one extender can implement bind`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

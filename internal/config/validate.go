@@ -3,10 +3,14 @@ package config
 import (
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	configv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // Validate checks a defaulted configuration and returns every problem at
@@ -45,9 +49,7 @@ func Validate(cfg *configv1.KubeSchedulerConfiguration, known sets.Set[string]) 
 	if cfg.ClientConnection.Burst < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), cfg.ClientConnection.Burst, "must be greater than or equal to 0"))
 	}
-	if len(cfg.Extenders) > 0 {
-		errs = append(errs, field.Forbidden(field.NewPath("extenders"), "extenders are not supported by kubesched yet"))
-	}
+	errs = append(errs, validateExtenders(field.NewPath("extenders"), cfg.Extenders)...)
 	names := map[string]int{}
 	for i := range cfg.Profiles {
 		prof := &cfg.Profiles[i]
@@ -223,6 +225,42 @@ func validateResources(p *field.Path, rs []configv1.ResourceSpec, minW, maxW int
 			}
 			errs = append(errs, field.Invalid(p.Index(i).Child("weight"), r.Weight, msg))
 		}
+	}
+	return errs
+}
+
+// validateExtenders is kube-scheduler v1.37.2's validation of extenders: a
+// prioritizer needs a positive weight, at most one extender binds, and the
+// managed resources are extended resource names, each managed once.
+func validateExtenders(p *field.Path, extenders []configv1.Extender) field.ErrorList {
+	var errs field.ErrorList
+	binders := 0
+	managed := sets.New[string]()
+	for i, e := range extenders {
+		ep := p.Index(i)
+		if e.PrioritizeVerb != "" && e.Weight <= 0 {
+			errs = append(errs, field.Invalid(ep.Child("weight"), e.Weight, "must have a positive weight applied to it"))
+		}
+		if e.BindVerb != "" {
+			binders++
+		}
+		for j, r := range e.ManagedResources {
+			np := ep.Child("managedResources").Index(j).Child("name")
+			if msgs := validation.IsQualifiedName(r.Name); len(msgs) > 0 {
+				for _, msg := range msgs {
+					errs = append(errs, field.Invalid(np, r.Name, msg))
+				}
+			} else if !framework.IsExtendedResourceName(v1.ResourceName(r.Name)) {
+				errs = append(errs, field.Invalid(np, r.Name, "is an invalid extended resource name"))
+			}
+			if managed.Has(r.Name) {
+				errs = append(errs, field.Invalid(np, r.Name, "duplicate extender managed resource name"))
+			}
+			managed.Insert(r.Name)
+		}
+	}
+	if binders > 1 {
+		errs = append(errs, field.Invalid(p, fmt.Sprintf("found %d extenders implementing bind", binders), "only one extender can implement bind"))
 	}
 	return errs
 }

@@ -103,6 +103,8 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 		if !st.IsSuccess() {
 			return nil, fmt.Errorf("Score: %w", st.AsError())
 		}
+		// Each extender's weighted score beside the plugins'.
+		s.addExtenderScores(ctx, pod, feasible, scores)
 		var best int64 = -1
 		for _, ns := range scores {
 			v := verdicts[ns.Name]

@@ -64,7 +64,9 @@ type failureMemo struct {
 // failureKeyOf returns the cycle's key when its outcome may be memoized
 // or replayed.
 func (s *Scheduler) failureKeyOf(fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, pfr *framework.PreFilterResult) (failureKey, bool) {
-	if pod.Status.NominatedNodeName != "" || !pfr.AllNodes() || !fwk.PostFilterReplayable() {
+	// Extenders answer over the network: the same snapshot may get
+	// another answer, so nothing is replayed when there are any.
+	if len(s.extenders) > 0 || pod.Status.NominatedNodeName != "" || !pfr.AllNodes() || !fwk.PostFilterReplayable() {
 		return failureKey{}, false
 	}
 	class := state.FilterClass

@@ -337,7 +337,13 @@ func (s *Scheduler) bindStage(ctx context.Context, state *framework.CycleState, 
 	bound := false
 	defer s.recoverBindingCycle(ctx, state, fwk, assumed, host, pInfo, cycle, &result, &bound)
 	start := s.clock.Now()
-	st := fwk.RunBindPlugins(ctx, state, assumed, host)
+	var st *framework.Status
+	if byExtender, err := s.extendersBinding(ctx, assumed, host); byExtender {
+		// An extender bound it (or failed to): the Bind plugins do not run.
+		st = framework.AsStatus(err)
+	} else {
+		st = fwk.RunBindPlugins(ctx, state, assumed, host)
+	}
 	s.observe(fwk, "Bind", st, start)
 	if !st.IsSuccess() {
 		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, st, cycle)
@@ -448,6 +454,9 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 	if nnn := pod.Status.NominatedNodeName; nnn != "" && !every {
 		if ni, err := s.snapshot.Get(nnn); err == nil && ni != nil {
 			feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, []*framework.NodeInfo{ni}, false)
+			if err == nil && len(s.extenders) > 0 {
+				feasible, err = s.findNodesThatPassExtenders(ctx, fwk, state, pod, feasible, diagnosis.NodeToStatus)
+			}
 			if err != nil {
 				klog.FromContext(ctx).Error(err, "Evaluation failed on nominated node", "pod", klog.KObj(pod), "node", nnn)
 			}
@@ -481,13 +490,17 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, fwk *runtime.Framew
 		diagnosis.UnschedulablePlugins.Insert(pfr.Restrictors...)
 	}
 	feasible, err := s.findNodesThatPassFilters(ctx, fwk, state, pod, &diagnosis, nodes, every)
-	if every {
-		return feasible, diagnosis, pfr, err
+	if !every {
+		// The rotating start moves past every node looked at, over all
+		// nodes (upstream's formula); the nominated-node probe alone does
+		// not move it.
+		processed := len(feasible) + diagnosis.NodeToStatus.Len()
+		s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(all)
 	}
-	// The rotating start moves past every node looked at, over all nodes
-	// (upstream's formula); the nominated-node probe alone does not move it.
-	processed := len(feasible) + diagnosis.NodeToStatus.Len()
-	s.nextStartNodeIndex = (s.nextStartNodeIndex + processed) % len(all)
+	if err != nil {
+		return nil, diagnosis, pfr, err
+	}
+	feasible, err = s.filterWithExtenders(ctx, fwk, state, pod, feasible, &diagnosis)
 	return feasible, diagnosis, pfr, err
 }
 
@@ -535,6 +548,10 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 		pct = *p
 	}
 	toFind := int(NumFeasibleNodesToFind(pct, int32(numAll)))
+	if !s.hasExtenderFilters() && !s.hasScoring(fwk) {
+		// Nothing would choose among several: the first one is the answer.
+		toFind = 1
+	}
 	start := s.nextStartNodeIndex % numAll
 	if every {
 		toFind, start = numAll, 0
@@ -655,15 +672,17 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *runtime.Framework,
 	if !st.IsSuccess() {
 		return nil, st.AsError()
 	}
+	s.addExtenderScores(ctx, pod, nodes, scores)
 	return scores, nil
 }
 
 // selectHost picks the highest total, breaking ties uniformly at random
 // with the seeded source: one draw among the nodes tied for the best, the
-// k-th of them in list order. (kube-scheduler draws a number per node and
-// takes the highest pair; either way each tied node is equally likely,
-// and one draw per pod keeps the seeded sequence independent of how many
-// nodes tie.)
+// k-th of them in list order. (kube-scheduler v1.37.2 pops a heap built
+// over the feasible list, whose order its Filter workers' race sets, and
+// draws a number per node only for nodes an extender scored; one draw per
+// pod keeps the seeded sequence independent of how many nodes tie. See
+// the README's differences.)
 func (s *Scheduler) selectHost(scores []framework.NodePluginScores) string {
 	best, count := scores[0].TotalScore, 0
 	for i := range scores {

@@ -102,6 +102,11 @@ type Scheduler struct {
 	// failed is the last memoized failure (failure_memo.go); cycleKey is
 	// the running cycle's key when cycleMemo, and replayed says the cycle
 	// took failed's outcome.
+	// extenders are the configuration's (extenders.go), ignorable last.
+	extenders []framework.Extender
+	// noExtenderBinding: WithoutExtenderBinding.
+	noExtenderBinding bool
+
 	failed    *failureMemo
 	cycleKey  failureKey
 	cycleMemo bool
@@ -137,6 +142,10 @@ type options struct {
 	// pluginFeatures are the gates the plugins read (Handle.Features).
 	pluginFeatures framework.Features
 	observer       func(Attempt)
+	// extenders, when set, replace the configuration's (tests).
+	extenders []framework.Extender
+	// noExtenderBinding: binding extenders are not asked to bind.
+	noExtenderBinding bool
 }
 
 // Option configures New.
@@ -202,6 +211,16 @@ type Attempt struct {
 // simulator's --trace. f must be quick and must not call the scheduler.
 func WithAttemptObserver(f func(Attempt)) Option { return func(o *options) { o.observer = f } }
 
+// WithExtenders uses these extenders instead of building the
+// configuration's HTTP ones (tests).
+func WithExtenders(e ...framework.Extender) Option { return func(o *options) { o.extenders = e } }
+
+// WithoutExtenderBinding binds through the Bind plugins even when an
+// extender has a bindVerb: for the simulator, whose world is its own (an
+// extender binds in a real cluster). Filter, prioritize and preempt are
+// still asked.
+func WithoutExtenderBinding() Option { return func(o *options) { o.noExtenderBinding = true } }
+
 // WithSeed seeds the tie-breaking random source.
 func WithSeed(seed int64) Option { return func(o *options) { o.seed = seed } }
 
@@ -226,6 +245,8 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 
 		syncBinding: o.syncBinding,
 		observer:    o.observer,
+
+		noExtenderBinding: o.noExtenderBinding,
 	}
 	s.rand = rand.New(s.randSrc)
 	if o.noEquivalenceCache {
@@ -252,6 +273,15 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		s.dra.SetFeatures(*o.draFeatures, o.draFilterTimeout, o.draTaintRules)
 	}
 	s.dra.SetCache(!o.noEquivalenceCache)
+	if o.extenders != nil {
+		s.extenders = o.extenders
+	} else {
+		exts, err := buildExtenders(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.extenders = exts
+	}
 	for i, prof := range cfg.Profiles {
 		rp := &runtime.Profile{
 			SchedulerName:            *prof.SchedulerName,
@@ -279,6 +309,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			NodeGenerations:  s.snapshot,
 			AsyncPreemption:  o.asyncPreemption && !o.syncPreemption,
 			Features:         o.pluginFeatures,
+			Extenders:        s.extenders,
 		})
 		if err != nil {
 			return nil, err
@@ -294,6 +325,10 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		}
 		for k, v := range ei {
 			interest[k] = append(interest[k], v...)
+		}
+		if len(s.extenders) > 0 {
+			// Extenders register no events: any may undo their rejection.
+			interest[framework.ExtenderName] = framework.Events(framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All})
 		}
 		s.Profiles[rp.SchedulerName] = fwk
 	}

@@ -125,7 +125,7 @@ func NewWorld(ctx context.Context, c *cluster.Cluster, cfg *configv1.KubeSchedul
 			w.run.limit = w.run.limit.Add(c.Scenario.Steps[n-1].At)
 		}
 	}
-	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding(), scheduler.WithSynchronousPreemption(), scheduler.WithAttemptObserver(w.observe)}, opts...)
+	opts = append([]scheduler.Option{scheduler.WithClock(clk), scheduler.WithSeed(seed), scheduler.WithListers(listers), scheduler.WithSynchronousBinding(), scheduler.WithSynchronousPreemption(), scheduler.WithoutExtenderBinding(), scheduler.WithAttemptObserver(w.observe)}, opts...)
 	sched, err := scheduler.New(ctx, cfg, registry, store, opts...)
 	if err != nil {
 		return nil, err

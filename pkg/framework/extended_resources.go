@@ -12,5 +12,5 @@ import (
 // implicit deviceclass.resource.kubernetes.io/<class> (upstream's
 // IsDRAExtendedResourceName).
 func IsDRAExtendedResourceName(name v1.ResourceName) bool {
-	return isExtendedResourceName(name) || strings.HasPrefix(string(name), resourceapi.ResourceDeviceClassPrefix)
+	return IsExtendedResourceName(name) || strings.HasPrefix(string(name), resourceapi.ResourceDeviceClassPrefix)
 }

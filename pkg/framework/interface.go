@@ -312,6 +312,9 @@ type Handle interface {
 	AsyncPreemption() bool
 	// Features are the feature gates the plugins read.
 	Features() Features
+	// Extenders are the scheduler's extenders (preemption asks the ones
+	// that support it to narrow its candidates).
+	Extenders() []Extender
 	// Activate moves pods waiting in the queue (unschedulable or backing
 	// off) to activeQ; a pod in flight is retried when its attempt ends.
 	Activate(pods ...*v1.Pod)

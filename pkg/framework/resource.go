@@ -138,13 +138,13 @@ func (r *Resource) ResourceList() v1.ResourceList {
 // prefixed resources and attachable volumes: the resources NodeResourcesFit
 // checks besides cpu, memory, ephemeral-storage and pods.
 func IsScalarResourceName(name v1.ResourceName) bool {
-	return isExtendedResourceName(name) || isPrefixed(name, v1.ResourceHugePagesPrefix) ||
+	return IsExtendedResourceName(name) || isPrefixed(name, v1.ResourceHugePagesPrefix) ||
 		strings.Contains(string(name), v1.ResourceDefaultNamespacePrefix) || isPrefixed(name, "attachable-volumes-")
 }
 
-// isExtendedResourceName: a fully-qualified name outside kubernetes.io/ and
+// IsExtendedResourceName: a fully-qualified name outside kubernetes.io/ and
 // not a quota "requests." name (the API's definition).
-func isExtendedResourceName(name v1.ResourceName) bool {
+func IsExtendedResourceName(name v1.ResourceName) bool {
 	s := string(name)
 	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) || strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
 		return false

@@ -56,11 +56,16 @@ type scenario struct {
 	// controllers, if set, are kube-controller-manager's controllers to
 	// run beside the scheduler (a --controllers list), started after setup.
 	controllers string
-	run         func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
+	// config, if set, returns extra top-level configuration for both
+	// schedulers (extenders), started per run with the run's client;
+	// every occurrence of hide in the exact observations is replaced by
+	// "<hidden>" (an extender's URL differs between the runs).
+	config func(t *testing.T, c kubernetes.Interface) (extra, hide string)
+	run    func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
 }
 
 func TestDifferentialAgainstKubeScheduler(t *testing.T) {
-	for _, sc := range slices.Concat(differentialScenarios(), storageScenarios(), draScenarios()) {
+	for _, sc := range slices.Concat(differentialScenarios(), storageScenarios(), draScenarios(), extenderScenarios()) {
 		sc := sc
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -90,8 +95,17 @@ func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation
 			kubeconfig = fp.Kubeconfig(t, cp)
 			o.proxy = fp
 		}
-		s := fw.StartImplementation(t, cp, impl, kubeconfig)
+		extra, hide := "", ""
+		if sc.config != nil {
+			extra, hide = sc.config(t, cp.Client)
+		}
+		s := fw.StartImplementationWith(t, cp, impl, kubeconfig, extra)
 		sc.run(t, cp.Client, s, o)
+		if hide != "" {
+			for k, v := range o.exact {
+				o.exact[k] = strings.ReplaceAll(v, hide, "<hidden>")
+			}
+		}
 		if t.Failed() {
 			t.Logf("%s log:\n%s", impl, s.Log())
 		}

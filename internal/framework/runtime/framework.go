@@ -74,6 +74,9 @@ type Options struct {
 	// DRAManager is the scheduler-wide state of device allocation, shared
 	// by the profiles.
 	DRAManager framework.DRAManager
+	// Extenders are the configuration's extenders, the ignorable ones
+	// last (Handle.Extenders: preemption consults them).
+	Extenders []framework.Extender
 }
 
 // NodeGenerations is a node list that keeps its generations beside it:

@@ -123,6 +123,21 @@ func (f *Framework) ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) err
 // AsyncPreemption implements framework.Handle.
 func (f *Framework) AsyncPreemption() bool { return f.opts.AsyncPreemption }
 
+// Extenders implements framework.Handle.
+func (f *Framework) Extenders() []framework.Extender { return f.opts.Extenders }
+
+// HasScorePlugins is true when the profile scores nodes.
+func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
+
+// DetachCycleCache stops the equivalence cache from serving state's cycle:
+// what is scored from here on is not the snapshot's nodes (an extender
+// that is not node-cache-capable answers with Node objects of its own).
+func (f *Framework) DetachCycleCache(state *framework.CycleState) {
+	if f.eq != nil && f.eq.state == state {
+		f.eq.state = nil
+	}
+}
+
 // Features implements framework.Handle.
 func (f *Framework) Features() framework.Features { return f.opts.Features }
 

@@ -49,6 +49,7 @@ func (h *fakeHandle) Calls() []string {
 }
 
 func (h *fakeHandle) AsyncPreemption() bool                            { return true }
+func (h *fakeHandle) Extenders() []framework.Extender                  { return nil }
 func (h *fakeHandle) Parallelism() int                                 { return 4 }
 func (h *fakeHandle) EventRecorder() events.EventRecorder              { return (*fakeRecorder)(h) }
 func (h *fakeHandle) NominatedPodsForNode(string) []*framework.PodInfo { return h.nominated }

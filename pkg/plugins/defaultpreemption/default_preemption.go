@@ -122,6 +122,13 @@ func (pl *DefaultPreemption) preempt(ctx context.Context, state *framework.Cycle
 		// An empty nomination clears a stale one.
 		return &framework.PostFilterResult{}, framework.NewStatus(framework.Unschedulable, fe.Error())
 	}
+	candidates, st := pl.callExtenders(ctx, pod, candidates)
+	if !st.IsSuccess() {
+		return nil, st
+	}
+	if len(candidates) == 0 {
+		return nil, framework.NewStatus(framework.Unschedulable, "no candidate node for preemption")
+	}
 	best := pickOne(candidates)
 	metrics.PreemptionVictims.Observe(float64(len(best.victims)))
 	if pl.exec != nil {

@@ -37,13 +37,31 @@ type Running interface {
 // when set, is the one the scheduler talks to the API with (a proxy).
 func StartImplementation(t testing.TB, cp *ControlPlane, impl Implementation, kubeconfig string) Running {
 	t.Helper()
+	return StartImplementationWith(t, cp, impl, kubeconfig, "")
+}
+
+// StartImplementationWith is StartImplementation with extra top-level
+// KubeSchedulerConfiguration fields (YAML, e.g. "extenders: ...") in both
+// schedulers' configuration.
+func StartImplementationWith(t testing.TB, cp *ControlPlane, impl Implementation, kubeconfig, extra string) Running {
+	t.Helper()
 	if kubeconfig == "" {
 		kubeconfig = cp.Kubeconfig
 	}
 	if impl == Upstream {
-		return StartKubeScheduler(t, cp, kubeconfig)
+		return StartKubeSchedulerWith(t, cp, kubeSchedulerConfig(kubeconfig)+extra, "2")
 	}
-	s := StartScheduler(t, cp, SchedulerConfig(t, "default-scheduler", false), "--kubeconfig", kubeconfig)
+	cfg := SchedulerConfig(t, "default-scheduler", false)
+	if extra != "" {
+		b, err := os.ReadFile(cfg)
+		if err == nil {
+			err = os.WriteFile(cfg, append(b, extra...), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := StartScheduler(t, cp, cfg, "--kubeconfig", kubeconfig)
 	// As for kube-scheduler: the script starts once the scheduler is ready
 	// (its informers synced), so both see the same events in the same order.
 	Eventually(t, 60*time.Second, "kubesched /readyz", func() (bool, error) {
@@ -80,7 +98,11 @@ type KubeScheduler struct {
 // ends.
 func StartKubeScheduler(t testing.TB, cp *ControlPlane, kubeconfig string) *KubeScheduler {
 	t.Helper()
-	return StartKubeSchedulerWith(t, cp, fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+	return StartKubeSchedulerWith(t, cp, kubeSchedulerConfig(kubeconfig), "2")
+}
+
+func kubeSchedulerConfig(kubeconfig string) string {
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
   leaderElect: false
@@ -88,7 +110,7 @@ clientConnection:
   kubeconfig: %s
   qps: 100
   burst: 200
-`, kubeconfig), "2")
+`, kubeconfig)
 }
 
 // StartKubeSchedulerWith runs kube-scheduler with this configuration (its
