@@ -1,6 +1,7 @@
 package extender
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -276,4 +277,48 @@ func (l lister) Get(name string) (*framework.NodeInfo, error) {
 		}
 	}
 	return nil, io.EOF
+}
+
+func TestTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(extenderv1.ExtenderBindingResult{})
+	}))
+	defer srv.Close()
+	pem := func(s *httptest.Server) []byte {
+		return []byte("-----BEGIN CERTIFICATE-----\n" + base64Lines(s.Certificate().Raw) + "-----END CERTIFICATE-----\n")
+	}
+	tests := []struct {
+		name    string
+		cfg     configv1.Extender
+		wantErr bool
+	}{
+		{name: "enableHTTPS without a CA skips verification", cfg: configv1.Extender{EnableHTTPS: true}},
+		{name: "the server's own CA verifies it", cfg: configv1.Extender{EnableHTTPS: true, TLSConfig: &configv1.ExtenderTLSConfig{CAData: pem(srv)}}},
+		{name: "without enableHTTPS or a CA an unknown certificate is refused", cfg: configv1.Extender{}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.URLPrefix, cfg.BindVerb = srv.URL, "bind"
+			e, err := New(&cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = e.Bind(&v1.Binding{})
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Bind over TLS: %v, want an error %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func base64Lines(b []byte) string {
+	s := base64.StdEncoding.EncodeToString(b)
+	var out strings.Builder
+	for len(s) > 64 {
+		out.WriteString(s[:64] + "\n")
+		s = s[64:]
+	}
+	out.WriteString(s + "\n")
+	return out.String()
 }

@@ -22,6 +22,10 @@ const (
 	ErrorResult         = "error"
 )
 
+// PrioritizingExtender is the operation label of an extender's
+// Prioritize call in Goroutines.
+const PrioritizingExtender = "prioritizing_extender"
+
 // Binding is the operation label of binding cycles in Goroutines.
 const Binding = "binding"
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubesched/kubesched/internal/extender"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -179,7 +180,11 @@ func (s *Scheduler) extenderScores(ctx context.Context, pod *v1.Pod, nodes []*fr
 		}
 		wg.Add(1)
 		go func(e framework.Extender) {
-			defer wg.Done()
+			metrics.Goroutines.WithLabelValues(metrics.PrioritizingExtender).Inc()
+			defer func() {
+				metrics.Goroutines.WithLabelValues(metrics.PrioritizingExtender).Dec()
+				wg.Done()
+			}()
 			list, weight, err := e.Prioritize(pod, nodes)
 			if err != nil {
 				klog.FromContext(ctx).V(5).Info("Failed to run extender's priority function. No score given by this extender.", "error", err, "pod", klog.KObj(pod), "extender", e.Name())
