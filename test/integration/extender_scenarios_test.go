@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
@@ -164,6 +165,31 @@ func extenderScenarios() []scenario {
 				fw.CreatePod(t, c, pod("p", "500m"))
 				o.exact["condition"] = waitCondition(t, c, "p")
 				o.exact["FailedScheduling events"] = eventSummary(t, c, "p", "FailedScheduling")
+			},
+		},
+		{
+			// managedResources: the extender is asked only about pods that
+			// request its resource, which NodeResourcesFit then ignores
+			// (ignoredByScheduler): no node has it in its allocatable.
+			name: "an extender managing an ignored resource is asked only about the pods that request it",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				fw.CreateNode(t, c, "node-big", "8", "16Gi", 110, nil)
+				fw.CreateNode(t, c, "node-small", "2", "4Gi", 110, nil)
+			},
+			config: func(t *testing.T, c kubernetes.Interface) (string, string) {
+				url := testExtender{filter: withoutNodes(map[string]string{"node-big": "no licence server reachable"})}.start(t)
+				return fmt.Sprintf("extenders:\n- urlPrefix: %s\n  filterVerb: filter\n  managedResources:\n  - name: example.com/licence\n    ignoredByScheduler: true\n", url), url
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				licensed := pod("licensed", "500m")
+				licensed.Spec.Containers[0].Resources.Requests["example.com/licence"] = resource.MustParse("1")
+				licensed.Spec.Containers[0].Resources.Limits = v1.ResourceList{"example.com/licence": resource.MustParse("1")}
+				fw.CreatePod(t, c, licensed)
+				node, _ := waitBound(t, c, "licensed", 60*time.Second)
+				o.exact["licensed: node"] = node
+				fw.CreatePod(t, c, pod("plain", "500m"))
+				node, _ = waitBound(t, c, "plain", 60*time.Second)
+				o.exact["plain: node"] = node
 			},
 		},
 		{
