@@ -3,6 +3,9 @@
 package features
 
 import (
+	"fmt"
+	"strings"
+
 	"k8s.io/component-base/featuregate"
 	"k8s.io/dynamic-resource-allocation/structured"
 )
@@ -24,6 +27,16 @@ const (
 	// same name (alpha in v1.37, off): tolerations with the operators Gt
 	// and Lt compare a taint's value as an integer.
 	TaintTolerationComparisonOperators featuregate.Feature = "TaintTolerationComparisonOperators"
+)
+
+// Pod groups: kube-scheduler v1.37.2's gates (pkg/features), accepted at
+// their defaults so a kube-scheduler command line works unchanged. kubesched
+// does not build pod groups yet (docs/podgroups-plan.md): Unbuilt refuses
+// turning them on.
+const (
+	GenericWorkload                 featuregate.Feature = "GenericWorkload"
+	TopologyAwareWorkloadScheduling featuregate.Feature = "TopologyAwareWorkloadScheduling"
+	CompositePodGroup               featuregate.Feature = "CompositePodGroup"
 )
 
 // Dynamic resource allocation: kube-scheduler v1.37.2's gates, with their
@@ -58,6 +71,10 @@ var defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	SchedulerAsyncPreemption:           {Default: true, PreRelease: featuregate.Beta},
 	TaintTolerationComparisonOperators: {Default: false, PreRelease: featuregate.Alpha},
 
+	GenericWorkload:                 {Default: false, PreRelease: featuregate.Beta},
+	TopologyAwareWorkloadScheduling: {Default: false, PreRelease: featuregate.Alpha},
+	CompositePodGroup:               {Default: false, PreRelease: featuregate.Alpha},
+
 	DynamicResourceAllocation:    {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	DRAAdminAccess:               {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	DRAConsumableCapacity:        {Default: true, PreRelease: featuregate.Beta},
@@ -87,6 +104,21 @@ func New() featuregate.MutableFeatureGate {
 		panic(err) // a programming error in the table above
 	}
 	return g
+}
+
+// Unbuilt returns an error naming every gate that is on and asks for what
+// kubesched does not build yet.
+func Unbuilt(g featuregate.FeatureGate) error {
+	var on []string
+	for _, f := range []featuregate.Feature{GenericWorkload, TopologyAwareWorkloadScheduling, CompositePodGroup, DRAWorkloadResourceClaims} {
+		if g.Enabled(f) {
+			on = append(on, string(f)+"=true")
+		}
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--feature-gates: %s: pod groups (gang scheduling, workload-aware scheduling) are not built in kubesched yet; kube-scheduler v1.37.2 has them off by default", strings.Join(on, ", "))
 }
 
 // DRAFeatures are the structured allocator's features as the gates set

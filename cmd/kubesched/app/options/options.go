@@ -208,6 +208,11 @@ func (o *Options) Validate() []error {
 			errs = append(errs, fmt.Errorf("--config: %w", err))
 		}
 	}
+	if o.Features != nil {
+		if err := features.Unbuilt(o.Features); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errs
 }
 
