@@ -42,7 +42,7 @@ var _ cluster.World = &World{}
 func NewWorld(client kubernetes.Interface) *World {
 	return &World{
 		client:      client,
-		broadcaster: events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()}),
+		broadcaster: events.NewBroadcaster(newEventSink(client)),
 		recorders:   map[string]events.EventRecorder{},
 	}
 }
@@ -83,7 +83,7 @@ func (w *World) GetPod(namespace, name string) (*v1.Pod, bool) {
 
 // Bind implements framework.Binder through the pods/binding subresource.
 func (w *World) Bind(ctx context.Context, b *v1.Binding) error {
-	return w.client.CoreV1().Pods(b.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+	return bind(ctx, w.client, b)
 }
 
 // UpdatePodStatus implements cluster.StatusWriter. Like upstream it patches
