@@ -46,6 +46,10 @@ type Cache struct {
 	podStates   map[types.UID]*podState
 	assumedPods sets.Set[types.UID]
 	imageStates map[string]*imageState
+
+	// podGroupsOn: the GenericWorkload gate (podgroups.go).
+	podGroupsOn bool
+	podGroups   map[string]*podGroupState
 }
 
 // New returns an empty cache.
@@ -146,6 +150,7 @@ func (c *Cache) AssumePodInfo(pi *framework.PodInfo) error {
 	c.addPodInfoLocked(pi)
 	c.podStates[pod.UID] = &podState{pod: pod}
 	c.assumedPods.Insert(pod.UID)
+	c.podGroupAssumed(pod)
 	return nil
 }
 
@@ -165,6 +170,7 @@ func (c *Cache) ForgetPod(pod *v1.Pod) error {
 	}
 	delete(c.podStates, pod.UID)
 	c.assumedPods.Delete(pod.UID)
+	c.podGroupForgotten(pod)
 	return nil
 }
 
@@ -182,9 +188,11 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 		c.addPodLocked(pod)
 		c.assumedPods.Delete(pod.UID)
 		ps.pod = pod
+		c.podGroupAdded(pod)
 	case !ok:
 		c.addPodLocked(pod)
 		c.podStates[pod.UID] = &podState{pod: pod}
+		c.podGroupAdded(pod)
 	default:
 		return fmt.Errorf("pod %s/%s (uid %s) was already added", pod.Namespace, pod.Name, pod.UID)
 	}
@@ -204,6 +212,7 @@ func (c *Cache) UpdatePod(oldPod, newPod *v1.Pod) error {
 	}
 	c.addPodLocked(newPod)
 	ps.pod = newPod
+	c.podGroupAdded(newPod)
 	return nil
 }
 
@@ -220,6 +229,7 @@ func (c *Cache) RemovePod(pod *v1.Pod) error {
 	}
 	delete(c.podStates, pod.UID)
 	c.assumedPods.Delete(pod.UID)
+	c.podGroupRemoved(ps.pod)
 	return nil
 }
 

@@ -46,6 +46,9 @@ var DefaultMultiPoint = []configv1.Plugin{
 	{Name: "NodeResourcesBalancedAllocation", Weight: ptr.To[int32](1)},
 	{Name: "ImageLocality", Weight: ptr.To[int32](1)},
 	{Name: "DefaultBinder"},
+	// Appended with the GenericWorkload gate on (upstream's
+	// applyGangScheduling); the registry has it only then.
+	{Name: "GangScheduling"},
 }
 
 // SetDefaults fills every unset field with upstream's default. known is

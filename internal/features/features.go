@@ -29,10 +29,9 @@ const (
 	TaintTolerationComparisonOperators featuregate.Feature = "TaintTolerationComparisonOperators"
 )
 
-// Pod groups: kube-scheduler v1.37.2's gates (pkg/features), accepted at
-// their defaults so a kube-scheduler command line works unchanged. kubesched
-// does not build pod groups yet (docs/podgroups-plan.md): Unbuilt refuses
-// turning them on.
+// Pod groups: kube-scheduler v1.37.2's gates (pkg/features), at their
+// defaults. GenericWorkload (pod groups, gang scheduling) is built;
+// Unbuilt refuses turning the two alpha ones on (docs/podgroups.md).
 const (
 	GenericWorkload                 featuregate.Feature = "GenericWorkload"
 	TopologyAwareWorkloadScheduling featuregate.Feature = "TopologyAwareWorkloadScheduling"
@@ -110,7 +109,7 @@ func New() featuregate.MutableFeatureGate {
 // kubesched does not build yet.
 func Unbuilt(g featuregate.FeatureGate) error {
 	var on []string
-	for _, f := range []featuregate.Feature{GenericWorkload, TopologyAwareWorkloadScheduling, CompositePodGroup, DRAWorkloadResourceClaims} {
+	for _, f := range []featuregate.Feature{TopologyAwareWorkloadScheduling, CompositePodGroup, DRAWorkloadResourceClaims} {
 		if g.Enabled(f) {
 			on = append(on, string(f)+"=true")
 		}
@@ -118,7 +117,7 @@ func Unbuilt(g featuregate.FeatureGate) error {
 	if len(on) == 0 {
 		return nil
 	}
-	return fmt.Errorf("--feature-gates: %s: pod groups (gang scheduling, workload-aware scheduling) are not built in kubesched yet; kube-scheduler v1.37.2 has them off by default", strings.Join(on, ", "))
+	return fmt.Errorf("--feature-gates: %s: topology-aware placements, composite pod groups and workload resource claims are not built in kubesched yet (GenericWorkload is); kube-scheduler v1.37.2 has them off by default", strings.Join(on, ", "))
 }
 
 // DRAFeatures are the structured allocator's features as the gates set

@@ -18,6 +18,14 @@ func (q *PriorityQueue) Activate(pods ...*v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	for _, pod := range pods {
+		if q.isMember(pod) {
+			if !q.activateMemberLocked(pod) {
+				if _, inFlight := q.inFlightPods[pod.UID]; inFlight {
+					q.inFlightEvents.PushBack(&clusterEvent{event: framework.EventForceActivate, newObj: pod})
+				}
+			}
+			continue
+		}
 		key := Key(pod)
 		p, ok := q.unschedulable.get(key)
 		if !ok {

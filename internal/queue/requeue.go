@@ -42,7 +42,7 @@ func (q *PriorityQueue) MoveAllToActiveOrBackoffQueue(event framework.ClusterEve
 			if !q.concernsGate(p, event) {
 				continue
 			}
-			if s := q.isPodWorthRequeuing(p, event, oldObj, newObj); s != queueSkip {
+			if s := q.worthRequeuing(p, event, oldObj, newObj); s != queueSkip {
 				moves = append(moves, move{p, s})
 			}
 		}

@@ -38,6 +38,9 @@ type Options struct {
 	// EventInterest maps each plugin to the cluster events that may make
 	// a pod it rejected schedulable.
 	EventInterest map[string][]framework.ClusterEventWithHint
+	// PodGroups: a pod group's pods wait and are popped as one entity
+	// (the GenericWorkload gate; podgroups.go).
+	PodGroups bool
 }
 
 // queueingStrategy is where an event (or a failed attempt) sends a pod.
@@ -80,6 +83,8 @@ type PriorityQueue struct {
 	schedulingCycle int64
 	seq             uint64
 	closed          bool
+	// groups is nil unless Options.PodGroups.
+	groups *podGroups
 
 	*Nominator
 }
@@ -87,7 +92,12 @@ type PriorityQueue struct {
 // Key identifies a pod in the queue.
 func Key(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-func qKey(p *framework.QueuedPodInfo) string { return Key(p.Pod) }
+func qKey(p *framework.QueuedPodInfo) string {
+	if p.Group != nil {
+		return entityKey(p.Group.Namespace, p.Group.Name)
+	}
+	return Key(p.Pod)
+}
 
 // New returns a queue ordered by less.
 func New(logger klog.Logger, less func(a, b *framework.QueuedPodInfo) bool, opts Options) *PriorityQueue {
@@ -110,6 +120,9 @@ func New(logger klog.Logger, less func(a, b *framework.QueuedPodInfo) bool, opts
 		inFlightPods:   map[types.UID]*list.Element{},
 		inFlightEvents: list.New(),
 		Nominator:      NewNominator(),
+	}
+	if opts.PodGroups {
+		q.groups = newPodGroups()
 	}
 	q.backoffQ = newHeap(qKey, q.lessBackoff)
 	q.errorBackoffQ = newHeap(qKey, q.lessErrorBackoff)
@@ -143,10 +156,20 @@ func (q *PriorityQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo {
 // woken by NodeResourcesFit's hint on their deletion).
 func (q *PriorityQueue) passesPreEnqueue(p *framework.QueuedPodInfo, event string) bool {
 	if q.opts.PreEnqueue != nil {
-		if st := q.opts.PreEnqueue(context.Background(), p.Pod); !st.IsSuccess() {
-			p.GatingPlugin = st.Plugin()
-			// A new set: the old one may be a failed cycle's diagnosis.
-			p.UnschedulablePlugins = sets.New(st.Plugin()).Union(p.UnschedulablePlugins)
+		gated := false
+		if p.Group != nil {
+			// Every member runs them; one gated gates the group, with its
+			// plugin (upstream's runPreEnqueuePlugins for an entity).
+			p.GatingPlugin = ""
+			for _, m := range p.Group.Members {
+				if !q.preEnqueueOne(m) {
+					gated, p.GatingPlugin = true, m.GatingPlugin
+				}
+			}
+		} else {
+			gated = !q.preEnqueueOne(p)
+		}
+		if gated {
 			q.unschedulable.add(qKey(p), p)
 			q.activeQ.Delete(qKey(p))
 			q.backoffQ.Delete(qKey(p))
@@ -154,6 +177,19 @@ func (q *PriorityQueue) passesPreEnqueue(p *framework.QueuedPodInfo, event strin
 			metrics.QueueIncomingPods.WithLabelValues(metrics.UnschedulableQ, event).Inc()
 			return false
 		}
+	}
+	p.GatingPlugin = ""
+	return true
+}
+
+// preEnqueueOne runs the PreEnqueue plugins for one pod, recording a gate
+// on it; false when gated.
+func (q *PriorityQueue) preEnqueueOne(p *framework.QueuedPodInfo) bool {
+	if st := q.opts.PreEnqueue(context.Background(), p.Pod); !st.IsSuccess() {
+		p.GatingPlugin = st.Plugin()
+		// A new set: the old one may be a failed cycle's diagnosis.
+		p.UnschedulablePlugins = sets.New(st.Plugin()).Union(p.UnschedulablePlugins)
+		return false
 	}
 	p.GatingPlugin = ""
 	return true
@@ -190,6 +226,10 @@ func (q *PriorityQueue) addLocked(pod *v1.Pod) {
 	p := q.newQueuedPodInfo(pod)
 	// A pod nominated before (e.g. by a previous leader) keeps its place.
 	q.Nominator.AddNominatedPod(p.PodInfo, "")
+	if q.isMember(pod) {
+		q.addMemberLocked(p, "PodAdd")
+		return
+	}
 	q.moveToActiveQ(p, "PodAdd")
 }
 
@@ -236,6 +276,16 @@ func (q *PriorityQueue) popLocked() *framework.QueuedPodInfo {
 	if !ok {
 		p, _ = q.backoffQ.PopTop()
 		metrics.QueueIncomingPods.WithLabelValues(metrics.ActiveQ, "PopFromBackoffQ").Inc()
+	}
+	if q.groups != nil {
+		q.groups.lastPopped = qKey(p)
+		if p.Group != nil {
+			if !q.popEntityLocked(p) {
+				return nil
+			}
+			q.schedulingCycle++
+			return p
+		}
 	}
 	if _, dup := q.inFlightPods[p.Pod.UID]; dup {
 		q.logger.Error(nil, "Discarding a popped pod that is already in flight", "pod", klog.KObj(p.Pod))
@@ -284,9 +334,10 @@ func (q *PriorityQueue) Done(pod *v1.Pod) {
 func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *framework.QueuedPodInfo, _ int64) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	defer q.doneLocked(p.Pod.UID)
+	member := q.isMember(p.Pod)
 	key := qKey(p)
-	if q.has(key) {
+	if !member && q.has(key) {
+		q.doneLocked(p.Pod.UID)
 		return
 	}
 	if p.UnschedulablePlugins.Len()+p.PendingPlugins.Len() == 0 {
@@ -297,6 +348,11 @@ func (q *PriorityQueue) AddUnschedulableIfNotPresent(p *framework.QueuedPodInfo,
 	}
 	q.stamp(p)
 	p.MovedByFlush = false
+	if member {
+		q.addUnschedulableMemberLocked(p)
+		return
+	}
+	defer q.doneLocked(p.Pod.UID)
 	q.requeue(p, q.determineSchedulingHint(p), "ScheduleAttemptFailure")
 }
 
@@ -359,6 +415,13 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
+	if q.isMember(newPod) {
+		if q.updateMemberLocked(newPod) {
+			return
+		}
+		q.addLocked(newPod)
+		return
+	}
 	key := Key(newPod)
 	for _, h := range [3]*keyedHeap[*framework.QueuedPodInfo]{q.activeQ, q.backoffQ, q.errorBackoffQ} {
 		if p, ok := h.Get(key); ok {
@@ -388,6 +451,11 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 func (q *PriorityQueue) Delete(pod *v1.Pod) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
+	if q.isMember(pod) {
+		q.deleteMemberLocked(pod)
+		q.Nominator.DeleteNominatedPodIfExists(pod)
+		return
+	}
 	key := Key(pod)
 	q.activeQ.Delete(key)
 	q.backoffQ.Delete(key)
@@ -401,6 +469,9 @@ func (q *PriorityQueue) Has(pod *v1.Pod) bool {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	_, f := q.inFlightPods[pod.UID]
+	if !f && q.isMember(pod) {
+		return q.hasMemberLocked(pod)
+	}
 	return f || q.has(Key(pod))
 }
 
@@ -425,11 +496,20 @@ func (q *PriorityQueue) PendingPods() []*v1.Pod {
 	var out []*v1.Pod
 	for _, h := range [3]*keyedHeap[*framework.QueuedPodInfo]{q.activeQ, q.backoffQ, q.errorBackoffQ} {
 		for _, p := range h.List() {
-			out = append(out, p.Pod)
+			out = appendPods(out, p)
 		}
 	}
 	for _, p := range q.unschedulable.pods {
-		out = append(out, p.Pod)
+		out = appendPods(out, p)
+	}
+	if q.groups != nil {
+		for _, m := range []memberPods{q.groups.incomplete, q.groups.pending} {
+			for _, g := range m {
+				for _, p := range g {
+					out = append(out, p.Pod)
+				}
+			}
+		}
 	}
 	return out
 }

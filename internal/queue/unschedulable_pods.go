@@ -50,15 +50,31 @@ func (u *unschedulablePods) len() int { return len(u.pods) }
 func (u *unschedulablePods) add(key string, p *framework.QueuedPodInfo) {
 	u.delete(key)
 	plugins := make([]string, 0, p.UnschedulablePlugins.Len()+p.PendingPlugins.Len())
-	for pl := range p.UnschedulablePlugins {
-		plugins = append(plugins, pl)
-	}
-	for pl := range p.PendingPlugins {
-		if !p.UnschedulablePlugins.Has(pl) {
+	add := func(p *framework.QueuedPodInfo) {
+		for pl := range p.UnschedulablePlugins {
 			plugins = append(plugins, pl)
 		}
+		for pl := range p.PendingPlugins {
+			if !p.UnschedulablePlugins.Has(pl) {
+				plugins = append(plugins, pl)
+			}
+		}
+	}
+	if p.Group != nil {
+		// A group waits on what its members wait on; a member no plugin
+		// rejected is woken by any event, and so is its group.
+		for _, m := range p.Group.Members {
+			if m.UnschedulablePlugins.Len()+m.PendingPlugins.Len() == 0 {
+				plugins = plugins[:0]
+				break
+			}
+			add(m)
+		}
+	} else {
+		add(p)
 	}
 	slices.Sort(plugins)
+	plugins = slices.Compact(plugins)
 	sig := p.GatingPlugin + "\x00" + strings.Join(plugins, "\x00")
 	g, ok := u.groups[sig]
 	if !ok {

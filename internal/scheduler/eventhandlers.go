@@ -4,6 +4,7 @@ import (
 	"context"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
@@ -60,6 +61,8 @@ func (s *Scheduler) OnClusterEvent(event framework.ClusterEvent, oldObj, newObj 
 		s.dra.OnClaimChange(oldObj, newObj)
 	case framework.ResourceSlice, framework.DeviceClass:
 		s.dra.OnSliceOrClassChange()
+	case framework.PodGroupEvent:
+		s.onPodGroupEvent(event, oldObj, newObj)
 	}
 	s.Queue.MoveAllToActiveOrBackoffQueue(event, oldObj, newObj, nil)
 }
@@ -95,7 +98,13 @@ func (s *Scheduler) OnPodAdd(pod *v1.Pod) {
 		if pod.Status.NominatedNodeName != "" {
 			s.Queue.AddNominatedPod(framework.NewPodInfo(pod), "")
 		}
+		s.Cache.AddPodGroupMember(pod)
 		s.Queue.Add(pod)
+		if s.Cache.PodGroupsEnabled() {
+			// A new member may complete its gang (upstream sends the
+			// event only with GenericWorkload on).
+			s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventUnscheduledPodAdd, nil, pod, nil)
+		}
 	}
 }
 
@@ -135,6 +144,7 @@ func (s *Scheduler) updatePendingPod(oldPod, newPod *v1.Pod) {
 	if oldPod.ResourceVersion != "" && oldPod.ResourceVersion == newPod.ResourceVersion {
 		return // a resync: the same object twice
 	}
+	s.Cache.UpdatePodGroupMember(oldPod, newPod)
 	if s.Cache.IsAssumedPod(newPod) {
 		if newPod.DeletionTimestamp != nil && oldPod.DeletionTimestamp == nil {
 			s.handleAssumedPodDeletion(newPod)
@@ -202,8 +212,34 @@ func (s *Scheduler) OnPodDelete(pod *v1.Pod) {
 		s.handleAssumedPodDeletion(pod)
 		return
 	}
+	s.Cache.RemovePodGroupMember(pod)
 	s.rejectWaitingPod(pod, "removed")
 	if pod.Status.NominatedNodeName != "" {
 		s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, pod, nil, lowerOrEqualPriority(pod))
+	}
+}
+
+// onPodGroupEvent keeps the cache's and the queue's pod groups (the
+// GenericWorkload gate; ignored without it).
+func (s *Scheduler) onPodGroupEvent(event framework.ClusterEvent, oldObj, newObj interface{}) {
+	if !s.Cache.PodGroupsEnabled() {
+		return
+	}
+	switch event.ActionType {
+	case framework.Add:
+		if pg, ok := newObj.(*schedulingv1beta1.PodGroup); ok {
+			s.Cache.AddPodGroup(pg)
+			s.Queue.AddPodGroup(pg)
+		}
+	case framework.Delete:
+		if pg, ok := oldObj.(*schedulingv1beta1.PodGroup); ok {
+			s.Cache.RemovePodGroup(pg)
+			s.Queue.DeletePodGroup(pg)
+		}
+	default:
+		if pg, ok := newObj.(*schedulingv1beta1.PodGroup); ok {
+			s.Cache.UpdatePodGroup(pg)
+			s.Queue.UpdatePodGroup(pg)
+		}
 	}
 }

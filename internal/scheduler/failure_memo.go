@@ -66,7 +66,9 @@ type failureMemo struct {
 func (s *Scheduler) failureKeyOf(fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, pfr *framework.PreFilterResult) (failureKey, bool) {
 	// Extenders answer over the network: the same snapshot may get
 	// another answer, so nothing is replayed when there are any.
-	if len(s.extenders) > 0 || pod.Status.NominatedNodeName != "" || !pfr.AllNodes() || !fwk.PostFilterReplayable() {
+	// A pod group's member runs no PostFilter: its failures are not
+	// memoized nor replayed.
+	if state.PodGroupCycle || len(s.extenders) > 0 || pod.Status.NominatedNodeName != "" || !pfr.AllNodes() || !fwk.PostFilterReplayable() {
 		return failureKey{}, false
 	}
 	class := state.FilterClass

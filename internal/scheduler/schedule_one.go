@@ -65,6 +65,10 @@ func (s *Scheduler) TryScheduleOne(ctx context.Context) bool {
 }
 
 func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedPodInfo) {
+	if pInfo.Group != nil {
+		s.scheduleOnePodGroup(ctx, pInfo)
+		return
+	}
 	pod := pInfo.Pod
 	logger := klog.LoggerWithValues(s.logger, "pod", klog.KObj(pod))
 	ctx = klog.NewContext(ctx, logger)
@@ -98,6 +102,13 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		}
 		return
 	}
+	s.startBinding(ctx, state, fwk, pInfo, assumed, result.ScheduleResult, start, cycle)
+}
+
+// startBinding runs a scheduled pod's binding cycle: inline with
+// WithSynchronousBinding, else in its own goroutine.
+func (s *Scheduler) startBinding(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo, assumed *v1.Pod, result ScheduleResult, start time.Time, cycle int64) {
+	pod := pInfo.Pod
 	s.bindings.Add(1)
 	metrics.Goroutines.WithLabelValues(metrics.Binding).Inc()
 	// A binding in flight finishes even when scheduling stops (shutdown):
@@ -121,7 +132,7 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 		}
 	}
 	if s.syncBinding {
-		finish(s.bindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle))
+		finish(s.bindingCycle(bindCtx, state, fwk, result, assumed, pInfo, cycle))
 		return
 	}
 	// WaitOnPermit and PreBind may wait for minutes (a gang's members, the
@@ -129,12 +140,12 @@ func (s *Scheduler) scheduleQueued(ctx context.Context, pInfo *framework.QueuedP
 	// binding cycle's own goroutine, as all of upstream's binding cycle
 	// does, and only Bind, the API call, waits its turn in the pool.
 	go func() {
-		if st := s.preBindingCycle(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle); !st.IsSuccess() {
+		if st := s.preBindingCycle(bindCtx, state, fwk, result, assumed, pInfo, cycle); !st.IsSuccess() {
 			finish(st)
 			return
 		}
 		s.binders.submit(func() {
-			finish(s.bindStage(bindCtx, state, fwk, result.ScheduleResult, assumed, pInfo, cycle))
+			finish(s.bindStage(bindCtx, state, fwk, result, assumed, pInfo, cycle))
 		})
 	}()
 }
@@ -241,27 +252,48 @@ func (s *Scheduler) schedulingCycle(ctx context.Context, state *framework.CycleS
 		s.memoizeFailure(fitErr, out.nominatingInfo != nil, s.randSrc.draws-draws)
 		return nil, out, status
 	}
+	assumed, st := s.assumeReservePermit(ctx, state, fwk, pInfo, res.SuggestedHost)
+	if !st.IsSuccess() {
+		return nil, cycleResult{}, st
+	}
+	return assumed, cycleResult{ScheduleResult: res}, nil
+}
+
+// assumeAndReserve assumes the pod on host in the cache, then runs
+// Reserve; on a rejection it undoes both.
+func (s *Scheduler) assumeAndReserve(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo, host string) (*v1.Pod, *framework.Status) {
+	pod := pInfo.Pod
 	// The assumed pod differs from the queued one in spec.nodeName only;
 	// the rest is shared (pods are never changed in place).
 	assumed := new(v1.Pod)
 	*assumed = *pod
-	assumed.Spec.NodeName = res.SuggestedHost
+	assumed.Spec.NodeName = host
 	if err := s.Cache.AssumePodInfo(pInfo.PodInfo.WithPod(assumed)); err != nil {
-		return nil, cycleResult{}, framework.AsStatus(err)
+		return nil, framework.AsStatus(err)
 	}
 	// The pod is no longer nominated elsewhere once assumed.
 	s.Queue.DeleteNominatedPodIfExists(pod)
-	if st := fwk.RunReservePluginsReserve(ctx, state, assumed, res.SuggestedHost); !st.IsSuccess() {
-		fwk.RunReservePluginsUnreserve(ctx, state, assumed, res.SuggestedHost)
+	if st := fwk.RunReservePluginsReserve(ctx, state, assumed, host); !st.IsSuccess() {
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
 		s.forget(ctx, assumed)
-		return nil, cycleResult{}, rejectionOnNode(pod, res.SuggestedHost, st)
+		return nil, rejectionOnNode(pod, host, st)
 	}
-	if st := fwk.RunPermitPlugins(ctx, state, assumed, res.SuggestedHost); !st.IsWait() && !st.IsSuccess() {
-		fwk.RunReservePluginsUnreserve(ctx, state, assumed, res.SuggestedHost)
+	return assumed, nil
+}
+
+// assumeReservePermit is the end of a successful scheduling cycle:
+// assume, Reserve, Permit (a Wait is for the binding cycle).
+func (s *Scheduler) assumeReservePermit(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo, host string) (*v1.Pod, *framework.Status) {
+	assumed, st := s.assumeAndReserve(ctx, state, fwk, pInfo, host)
+	if !st.IsSuccess() {
+		return nil, st
+	}
+	if st := fwk.RunPermitPlugins(ctx, state, assumed, host); !st.IsWait() && !st.IsSuccess() {
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
 		s.forget(ctx, assumed)
-		return nil, cycleResult{}, rejectionOnNode(pod, res.SuggestedHost, st)
+		return nil, rejectionOnNode(pInfo.Pod, host, st)
 	}
-	return assumed, cycleResult{ScheduleResult: res}, nil
+	return assumed, nil
 }
 
 // rejectionOnNode is a Reserve, Permit or WaitOnPermit rejection as
@@ -744,7 +776,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, fwk *runtime.Fr
 		pInfo.UnschedulablePlugins, pInfo.PendingPlugins = nil, nil
 	}
 	msg := st.Message()
-	if err := st.AsError(); err != nil {
+	if err := st.AsError(); err != nil && !errors.Is(err, errPodGroupUnschedulable) {
 		msg = err.Error()
 	}
 	logger.V(2).Info("Unable to schedule pod; waiting", "err", msg)

@@ -249,6 +249,11 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		noExtenderBinding: o.noExtenderBinding,
 	}
 	s.rand = rand.New(s.randSrc)
+	var podGroups framework.PodGroupManager
+	if o.pluginFeatures.GenericWorkload {
+		s.Cache.EnablePodGroups()
+		podGroups = s.Cache
+	}
 	if o.noEquivalenceCache {
 		s.snapshot.WithoutChangeLog()
 	}
@@ -310,6 +315,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 			AsyncPreemption:  o.asyncPreemption && !o.syncPreemption,
 			Features:         o.pluginFeatures,
 			Extenders:        s.extenders,
+			PodGroups:        podGroups,
 		})
 		if err != nil {
 			return nil, err
@@ -342,6 +348,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 		MaxBackoff:     time.Duration(*cfg.PodMaxBackoffSeconds) * time.Second,
 		PreEnqueue:     s.preEnqueue,
 		EventInterest:  interest,
+		PodGroups:      podGroups != nil,
 	})
 	nominator.n = s.Queue.Nominator
 	nominator.q = s.Queue

@@ -148,6 +148,13 @@ func NewWorld(ctx context.Context, c *cluster.Cluster, cfg *configv1.KubeSchedul
 			return nil, fmt.Errorf("Node %s: %w", n.Name, err)
 		}
 	}
+	if sched.Cache.PodGroupsEnabled() {
+		for _, pg := range c.PodGroups {
+			if err := store.AddPodGroup(pg); err != nil {
+				return nil, fmt.Errorf("PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
+			}
+		}
+	}
 	for _, p := range c.Pods {
 		if _, err := PodDuration(p); err != nil {
 			return nil, loading.SourceError(c.Sources[cluster.PodKey(p)], "Pod "+cluster.PodKey(p), err)

@@ -39,6 +39,19 @@ type runState struct {
 	// stopped is set when the world reached its limit with pods still to
 	// place; it runs no more.
 	stopped *LimitError
+	// groupRetryVersion is the store's version when pod groups rejected
+	// and backing off were last let retry (groupsSettled); 0: never.
+	groupRetryVersion uint64
+}
+
+// groupsSettled: what backs off is only pod groups whose last attempt was
+// rejected, and nothing changed in the world since they were last
+// retried. kube-scheduler retries such a group after each backoff
+// forever (no event wakes it); here its next attempt would fail the same
+// way, so the world does not wait for it: the group stays pending, as in
+// a cluster, and the run can end.
+func (w *World) groupsSettled() bool {
+	return w.Scheduler.Queue.OnlyRejectedGroupsBackingOff() && w.Store.Version() == w.run.groupRetryVersion
 }
 
 // Gone is why a pod left the world: its report status and message, and
@@ -316,7 +329,7 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 		next := deadline
 		if !wait {
 			t, ok := sched.Queue.NextBackoffExpiry()
-			if !ok {
+			if !ok || w.groupsSettled() {
 				return nil
 			}
 			next = t
@@ -330,7 +343,10 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 		if t, ok := w.nextDrain(); ok && wait && t.Before(next) {
 			next = t
 		}
-		if t, ok := sched.Queue.NextBackoffExpiry(); ok && !t.After(next) {
+		if t, ok := sched.Queue.NextBackoffExpiry(); ok && !t.After(next) && !w.groupsSettled() {
+			if sched.Queue.OnlyRejectedGroupsBackingOff() {
+				w.run.groupRetryVersion = store.Version()
+			}
 			if t.After(w.Clock.Now()) {
 				w.Advance(t)
 			}
@@ -362,7 +378,7 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 // bindings since the last one make due, or for a pod to finish.
 func (w *World) stillBusy() bool {
 	active, backoff, unschedulable := w.Scheduler.Queue.Counts()
-	if active+backoff > 0 {
+	if active+backoff > 0 && !(active == 0 && w.groupsSettled()) {
 		return true
 	}
 	if unschedulable == 0 {

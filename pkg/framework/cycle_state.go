@@ -45,6 +45,9 @@ type CycleState struct {
 	// generation and the nominated pods, and plugins may memoize by it.
 	// Empty otherwise. The framework sets it in PreFilter.
 	FilterClass string
+	// PodGroupCycle marks the cycle of a member of a pod group scheduled
+	// as one (PostFilter does not run; the group's outcome decides).
+	PodGroupCycle bool
 }
 
 type stateEntry struct {
@@ -125,6 +128,7 @@ func (c *CycleState) Clone() *CycleState {
 	out.RecordPluginMetrics = c.RecordPluginMetrics
 	out.PodInfo = c.PodInfo
 	out.FilterClass = c.FilterClass
+	out.PodGroupCycle = c.PodGroupCycle
 	return out
 }
 

@@ -339,6 +339,9 @@ type Handle interface {
 	// from a node speculatively.
 	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
 	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
+	// PodGroupManager reads the pod groups and their states (nil unless
+	// the GenericWorkload feature gate is on).
+	PodGroupManager() PodGroupManager
 }
 
 // VolumeWriter updates PersistentVolumes and PersistentVolumeClaims and
@@ -369,4 +372,7 @@ type Features struct {
 	// taint's value with Gt and Lt (alpha in v1.37, off by default): when
 	// off, such a toleration tolerates nothing, as in kube-scheduler.
 	TaintTolerationComparisonOperators bool
+	// GenericWorkload: pod groups are scheduled as one (beta in v1.37,
+	// off by default).
+	GenericWorkload bool
 }

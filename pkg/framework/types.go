@@ -41,6 +41,11 @@ type QueuedPodInfo struct {
 	// MovedByFlush is set when the unschedulable flush, not a cluster
 	// event, brought the pod back for its current attempt.
 	MovedByFlush bool
+	// Group is set when the entity is a pod group (the GenericWorkload
+	// gate): PodInfo is then the group's stand-in, whose pod carries the
+	// group's name, priority and scheduler name for the queue's ordering,
+	// and Group holds the member pods.
+	Group *QueuedPodGroupInfo
 }
 
 // ActionType is what happened to a resource. The bits are upstream's

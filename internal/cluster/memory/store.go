@@ -16,6 +16,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -61,6 +62,10 @@ type Store struct {
 	volumeListers framework.Listers
 	publishVolume func(obj interface{}) error
 	volumeVersion int64
+	// version counts notifications (Version).
+	version uint64
+	// podGroups are the PodGroups (podgroups.go).
+	podGroups map[string]*schedulingv1beta1.PodGroup
 }
 
 var _ cluster.World = &Store{}
@@ -79,7 +84,18 @@ func (s *Store) SetHandler(h cluster.EventHandler) {
 
 func key(ns, name string) string { return ns + "/" + name }
 
-func (s *Store) notify(fn func(cluster.EventHandler)) { s.pending = append(s.pending, fn) }
+func (s *Store) notify(fn func(cluster.EventHandler)) {
+	s.pending = append(s.pending, fn)
+	s.version++
+}
+
+// Version counts the changes made to the world so far: equal versions,
+// nothing changed in between.
+func (s *Store) Version() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
 
 // Flush delivers queued notifications in order; it returns how many.
 func (s *Store) Flush() int {

@@ -77,6 +77,9 @@ type Options struct {
 	// Extenders are the configuration's extenders, the ignorable ones
 	// last (Handle.Extenders: preemption consults them).
 	Extenders []framework.Extender
+	// PodGroups reads the pod groups and their states (the GenericWorkload
+	// gate; nil otherwise).
+	PodGroups framework.PodGroupManager
 }
 
 // NodeGenerations is a node list that keeps its generations beside it:
@@ -113,6 +116,9 @@ type Framework struct {
 	preBind    []framework.PreBindPlugin
 	bind       []framework.BindPlugin
 	postBind   []framework.PostBindPlugin
+	// placementFeasible is GangScheduling when pod groups are on (as
+	// upstream, the only one).
+	placementFeasible []framework.PlacementFeasiblePlugin
 
 	// eq is the equivalence cache, nil when off or when no plugin of the
 	// profile can use it.
@@ -313,10 +319,39 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 	if len(f.bind) == 0 {
 		return nil, fmt.Errorf("profile %q: at least one bind plugin is needed", prof.SchedulerName)
 	}
+	if opts.PodGroups != nil {
+		// Upstream takes GangScheduling as the only PlacementFeasible
+		// plugin when GenericWorkload is on.
+		if pl, ok := f.plugins["GangScheduling"].(framework.PlacementFeasiblePlugin); ok {
+			f.placementFeasible = append(f.placementFeasible, pl)
+		}
+	}
 	if opts.EquivalenceCache {
 		f.eq = newEquivalenceCache(f)
 	}
 	return f, nil
+}
+
+// RunPlacementFeasiblePlugins asks whether a pod group can still meet its
+// constraints: the first Unschedulable or error ends it, a Wait is kept
+// while the others run (upstream's RunPlacementFeasiblePlugins).
+func (f *Framework) RunPlacementFeasiblePlugins(ctx context.Context, state *framework.CycleState, pgi *framework.PodGroupInfo, progress framework.PlacementProgress) *framework.Status {
+	var status *framework.Status
+	for _, pl := range f.placementFeasible {
+		st := pl.PlacementFeasible(ctx, state, pgi, progress)
+		switch {
+		case st.IsSuccess():
+		case st.IsWait():
+			status = st.WithPlugin(pl.Name())
+		case st.Code() == framework.Unschedulable:
+			return st.WithPlugin(pl.Name())
+		case st.Code() == framework.Error:
+			return framework.AsStatus(fmt.Errorf("running PlacementFeasible plugin: %w", st.AsError())).WithPlugin(pl.Name())
+		default:
+			return framework.AsStatus(fmt.Errorf("unexpected status from PlacementFeasible plugin: %v", st.Code())).WithPlugin(pl.Name())
+		}
+	}
+	return status
 }
 
 // ProfileName is the profile's schedulerName.

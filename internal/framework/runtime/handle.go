@@ -126,6 +126,9 @@ func (f *Framework) AsyncPreemption() bool { return f.opts.AsyncPreemption }
 // Extenders implements framework.Handle.
 func (f *Framework) Extenders() []framework.Extender { return f.opts.Extenders }
 
+// PodGroupManager implements framework.Handle.
+func (f *Framework) PodGroupManager() framework.PodGroupManager { return f.opts.PodGroups }
+
 // HasScorePlugins is true when the profile scores nodes.
 func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
 

@@ -7,6 +7,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -60,6 +61,9 @@ type Cluster struct {
 	controllers *controllers
 	// Scenario is the timeline read from the files, if any.
 	Scenario *Scenario
+	// PodGroups are scheduling.k8s.io/v1beta1 PodGroups (the
+	// GenericWorkload gate schedules each as one).
+	PodGroups []*schedulingv1beta1.PodGroup
 }
 
 // New returns an empty cluster, ready to Add to.
@@ -98,6 +102,8 @@ func (c *Cluster) Add(source string, obj runtime.Object) {
 		c.DaemonSets = append(c.DaemonSets, o)
 	case *batchv1.Job:
 		c.Jobs = append(c.Jobs, o)
+	case *schedulingv1beta1.PodGroup:
+		c.PodGroups = append(c.PodGroups, o)
 	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
 		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity,
 		*resourceapi.DeviceClass, *resourceapi.ResourceSlice, *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.DeviceTaintRule:

@@ -595,7 +595,8 @@ func known(kind string) bool {
 		"Deployment", "DaemonSet", "Job",
 		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
 		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity",
-		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule":
+		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule",
+		"PodGroup":
 		return true
 	}
 	return false

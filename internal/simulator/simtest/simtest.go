@@ -23,13 +23,16 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesched/kubesched/internal/config"
+	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
 	"github.com/kubesched/kubesched/internal/simulator/report"
+	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins"
+	"github.com/kubesched/kubesched/pkg/plugins/gangscheduling"
 )
 
 // DefaultConfig is the default KubeSchedulerConfiguration, validated.
@@ -190,4 +193,43 @@ func DecodeTrace(t testing.TB, text string) []report.TraceLine {
 // Node is a node of 4 cpus, 8Gi of memory and 110 pods.
 func Node(name string) *v1.Node {
 	return st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj()
+}
+
+// PodGroupRegistry is the in-tree registry with GangScheduling, as the
+// GenericWorkload gate makes it.
+func PodGroupRegistry() fwkruntime.Registry {
+	r := plugins.NewInTreeRegistry()
+	r[gangscheduling.Name] = gangscheduling.New
+	return r
+}
+
+// PodGroupConfig is the default configuration with the GenericWorkload
+// gate on: GangScheduling joins the default profile.
+func PodGroupConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
+	t.Helper()
+	cfg := &configv1.KubeSchedulerConfiguration{}
+	known := scheduler.Known(PodGroupRegistry())
+	config.SetDefaults(cfg, known)
+	if errs := config.Validate(cfg, known); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
+	}
+	return cfg
+}
+
+// SimulatePodGroups runs a cluster with the GenericWorkload gate on and
+// checks the invariants on the result.
+func SimulatePodGroups(t testing.TB, c *cluster.Cluster, seed int64, opts ...scheduler.Option) (*simulator.World, *report.Report) {
+	t.Helper()
+	opts = append([]scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true})}, opts...)
+	w, err := simulator.NewWorld(context.Background(), c, PodGroupConfig(t), PodGroupRegistry(), seed, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range w.CheckInvariants() {
+		t.Errorf("invariant broken: %v", err)
+	}
+	return w, w.Report()
 }

@@ -36,6 +36,7 @@ func (c *Config) SchedulerOptions() []scheduler.Option {
 		opts = append(opts, scheduler.WithDRAFeatures(features.DRAFeatures(c.Features)),
 			scheduler.WithPluginFeatures(framework.Features{
 				TaintTolerationComparisonOperators: c.Features.Enabled(features.TaintTolerationComparisonOperators),
+				GenericWorkload:                    c.Features.Enabled(features.GenericWorkload),
 			}))
 	}
 	return opts

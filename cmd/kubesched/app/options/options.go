@@ -23,6 +23,7 @@ import (
 	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/internal/features"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/pkg/plugins/gangscheduling"
 )
 
 // Options are the flags shared by every command, plus each command's own.
@@ -226,6 +227,11 @@ func (o *Options) Config(registry runtime.Registry) (*schedconfig.Config, error)
 		}
 	}
 	o.applyOverrides(cfg)
+	if o.Features != nil && o.Features.Enabled(features.GenericWorkload) {
+		// Pod groups' plugin exists only with its gate, as the other
+		// plugins upstream adds to the default profile with a gate.
+		registry[gangscheduling.Name] = gangscheduling.New
+	}
 	known := sets.New[string]()
 	for name := range registry {
 		known.Insert(name)

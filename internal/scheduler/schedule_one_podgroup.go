@@ -1,0 +1,400 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// A pod group's cycle (the GenericWorkload gate), after kube-scheduler
+// v1.37.2's schedule_one_podgroup.go, for groups without a parent
+// (CompositePodGroup) and without placements (TopologyAwareWorkload-
+// Scheduling), both alpha:
+//
+//	scheduleOnePodGroup: the group's object from the cache, validation
+//	  (one scheduler name, the group's priority on every pod, one
+//	  preemption policy), members deleted or assumed meanwhile skipped
+//	podGroupAlgorithm: PlacementFeasible; then each member in order
+//	  through the ordinary algorithm, assumed (and reserved) where it
+//	  lands so the next ones see it; PlacementFeasible after each; every
+//	  assumption undone at the end, whatever the outcome
+//	submitPodGroupResult: on success each placed member is assumed,
+//	  reserved and permitted again and bound; otherwise every member fails
+//	  with the group's reason (or its own); the PodGroup's
+//	  PodGroupInitiallyScheduled condition says which
+//
+// The members are assumed in the cache (and so seen through the snapshot
+// each member's cycle refreshes), where upstream assumes them in the
+// snapshot only: the same placements when nothing else changes the cache
+// during the group's cycle, which is always so in a simulation.
+
+// errPodGroupUnschedulable is upstream's error for a member whose group
+// could not be placed whole.
+var errPodGroupUnschedulable = errors.New("pod group is unschedulable")
+
+// podGroupUnschedulable is upstream's NewStatus(Unschedulable,
+// reasons...).WithError(errPodGroupUnschedulable): its message starts with
+// the error's.
+func podGroupUnschedulable(reasons ...string) *framework.Status {
+	return framework.NewStatus(framework.Unschedulable, append([]string{errPodGroupUnschedulable.Error()}, reasons...)...).WithError(errPodGroupUnschedulable)
+}
+
+// memberResult is one member's outcome in the group's algorithm.
+type memberResult struct {
+	pInfo  *framework.QueuedPodInfo
+	state  *framework.CycleState
+	host   string
+	status *framework.Status
+	// nominating is preemption's node for the member (nil: unchanged).
+	nominating *string
+	start      time.Time
+}
+
+// scheduleOnePodGroup runs a popped group's cycle.
+func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.QueuedPodInfo) {
+	g := e.Group
+	logger := klog.LoggerWithValues(s.logger, "podGroup", klog.KRef(g.Namespace, g.Name))
+	ctx = klog.NewContext(ctx, logger)
+	cycle := s.Queue.SchedulingCycle()
+	pg, ok := s.Cache.PodGroup(g.Namespace, g.Name)
+	if !ok {
+		// Popped before its deletion reached the queue: the members fail
+		// and wait for it again; there is no object to write to.
+		g.PodGroup = nil
+		s.podGroupFailureBeforeScheduling(ctx, e, fmt.Errorf("pod group object not found for pod group %s", framework.PodGroupKey(g.Namespace, g.Name)), cycle)
+		return
+	}
+	g.PodGroup = pg
+	if err := s.validatePodGroup(e); err != nil {
+		s.podGroupFailureBeforeScheduling(ctx, e, err, cycle)
+		return
+	}
+	fwk := s.Profiles[g.Members[0].Pod.Spec.SchedulerName]
+	kept := g.Members[:0]
+	for _, m := range g.Members {
+		if s.skipPodSchedule(m.Pod) {
+			s.Queue.Done(m.Pod)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	g.Members = kept
+	g.SyncUnscheduled()
+	if len(kept) == 0 {
+		s.Queue.AddAttemptedPodGroupIfNeeded(e, nil)
+		return
+	}
+	logger.V(3).Info("Attempting to schedule pod group")
+	results, status := s.podGroupAlgorithm(ctx, fwk, g)
+	if status.Code() == framework.Unschedulable {
+		status = s.runPodGroupPostFilter(ctx, fwk, g, status)
+	}
+	s.submitPodGroupResult(ctx, fwk, e, results, status, cycle)
+}
+
+// podGroupFailureBeforeScheduling fails every member with err (an error:
+// they back off), writes it on the PodGroup when there is one, and ends
+// the group's cycle.
+func (s *Scheduler) podGroupFailureBeforeScheduling(ctx context.Context, e *framework.QueuedPodInfo, err error, cycle int64) {
+	st := framework.AsStatus(err)
+	for _, m := range e.Group.Members {
+		fwk, ferr := s.Profile(m.Pod.Spec.SchedulerName)
+		if ferr != nil {
+			klog.FromContext(ctx).Error(ferr, "Dropping pod of an unknown profile", "pod", klog.KObj(m.Pod))
+			s.Queue.Done(m.Pod)
+			continue
+		}
+		none := ""
+		s.handleSchedulingFailure(ctx, fwk, m, st, &none, cycle)
+	}
+	if e.Group.PodGroup != nil {
+		s.updatePodGroupCondition(ctx, e.Group.PodGroup, metav1.Condition{
+			Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse,
+			Reason: schedulingv1beta1.PodGroupReasonSchedulerError, Message: err.Error(),
+		})
+	}
+	s.Queue.AddAttemptedPodGroupIfNeeded(e, st)
+}
+
+// validatePodGroup: one scheduler name, the group's priority and one
+// preemption policy on every member, queued or already scheduled
+// (upstream's validatePodGroup with PodGroupPreemptionPolicy off, its
+// default: the first pod's policy is the group's).
+func (s *Scheduler) validatePodGroup(e *framework.QueuedPodInfo) error {
+	g := e.Group
+	schedulerName := g.Members[0].Pod.Spec.SchedulerName
+	prio := framework.PodGroupPriority(g.PodGroup)
+	var policy v1.PreemptionPolicy
+	check := func(pod *v1.Pod) error {
+		if pod.Spec.SchedulerName != schedulerName {
+			return fmt.Errorf("all pods in a single pod group should have the same .spec.schedulerName set, got: %q and %q", pod.Spec.SchedulerName, schedulerName)
+		}
+		if p := corev1helpers.PodPriority(pod); p != prio {
+			return fmt.Errorf("all pods in a single pod group should have the same priority as the pod group's priority, got %d and %d", p, prio)
+		}
+		pp := v1.PreemptLowerPriority
+		if pod.Spec.PreemptionPolicy != nil {
+			pp = *pod.Spec.PreemptionPolicy
+		}
+		if policy == "" {
+			policy = pp
+		} else if pp != policy {
+			return fmt.Errorf("all pods in a single pod group should have the same preemption policy, got %v and %v", pp, policy)
+		}
+		return nil
+	}
+	for _, m := range g.Members {
+		if err := check(m.Pod); err != nil {
+			return err
+		}
+	}
+	st, ok := s.Cache.PodGroupState(g.Namespace, g.Name)
+	if !ok {
+		return fmt.Errorf("failed to get pod group state: pod group state not found for pod group %s/%s", g.Namespace, g.Name)
+	}
+	for _, p := range st.ScheduledPods() {
+		if err := check(p); err != nil {
+			return err
+		}
+	}
+	if _, ok := s.Profiles[schedulerName]; !ok {
+		return fmt.Errorf("profile not found for scheduler name %q", schedulerName)
+	}
+	return nil
+}
+
+// podGroupAlgorithm is upstream's podGroupSchedulingDefaultAlgorithm: it
+// returns a result per member tried (the ones after an early stop are
+// completed by the caller) and the group's status: Success (placed, at
+// least one pod), Unschedulable, or Error.
+func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo) ([]memberResult, *framework.Status) {
+	var reverts []func()
+	defer func() {
+		for i := len(reverts) - 1; i >= 0; i-- {
+			reverts[i]()
+		}
+	}()
+	results := make([]memberResult, 0, len(g.Members))
+	st, ok := s.Cache.PodGroupState(g.Namespace, g.Name)
+	if !ok {
+		return results, framework.AsStatus(fmt.Errorf("failed to get podGroup state for podGroup %s to compute gang feasibility: pod group state not found for pod group %s/%s", klog.KRef(g.Namespace, g.Name), g.Namespace, g.Name))
+	}
+	progress := framework.PlacementProgress{Remaining: len(g.UnscheduledPods), Scheduled: st.ScheduledPodsCount()}
+	status := fwk.RunPlacementFeasiblePlugins(ctx, nil, g.PodGroupInfo, progress)
+	switch {
+	case status.Code() == framework.Error:
+		return results, framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", status.AsError()))
+	case status.Code() == framework.Unschedulable:
+		return results, podGroupUnschedulable(status.Reasons()...)
+	}
+	anyScheduled := false
+	for _, m := range g.Members {
+		r, revert := s.podGroupMemberAlgorithm(ctx, fwk, m)
+		results = append(results, r)
+		if revert != nil {
+			reverts = append(reverts, revert)
+		}
+		if !r.status.IsSuccess() && !r.status.IsRejected() {
+			status = framework.AsStatus(fmt.Errorf("failed to schedule other pod from a pod group: %w", r.status.AsError()))
+			break
+		}
+		progress.Remaining--
+		if r.status.IsSuccess() {
+			progress.Scheduled++
+		}
+		pf := fwk.RunPlacementFeasiblePlugins(ctx, nil, g.PodGroupInfo, progress)
+		if pf.Code() == framework.Error {
+			status = framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", pf.AsError()))
+			break
+		}
+		status = pf
+		if pf.Code() == framework.Unschedulable {
+			break
+		}
+		anyScheduled = anyScheduled || r.status.IsSuccess()
+	}
+	if status.IsWait() {
+		status = podGroupUnschedulable(status.Reasons()...)
+	}
+	if status.IsSuccess() && !anyScheduled {
+		// The framework asks for at least one pod placed.
+		status = podGroupUnschedulable()
+	}
+	return results, status
+}
+
+// podGroupMemberAlgorithm runs the ordinary algorithm for one member
+// (without PostFilter: the group's preemption runs for the group) and, if
+// it fits, assumes and reserves it; the revert undoes that.
+func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Framework, m *framework.QueuedPodInfo) (memberResult, func()) {
+	pod := m.Pod
+	state := framework.NewCycleState()
+	state.PodInfo = m.PodInfo
+	state.RecordPluginMetrics = s.samplePluginMetrics()
+	state.PodGroupCycle = true
+	r := memberResult{pInfo: m, state: state, start: s.clock.Now()}
+	s.cycleMemo, s.replayed = false, false
+	res, err := s.SchedulePod(klog.NewContext(ctx, klog.LoggerWithValues(klog.FromContext(ctx), "pod", klog.KObj(pod))), fwk, state, pod)
+	if err != nil {
+		var fitErr *framework.FitError
+		switch {
+		case errors.Is(err, ErrNoNodesAvailable):
+			none := ""
+			r.nominating = &none
+			r.status = framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error()).WithError(err)
+		case errors.As(err, &fitErr):
+			r.status = fitErrorStatus(fitErr)
+		default:
+			none := ""
+			r.nominating = &none
+			r.status = framework.AsStatus(err)
+		}
+		return r, nil
+	}
+	assumed, st := s.assumeAndReserve(ctx, state, fwk, m, res.SuggestedHost)
+	if !st.IsSuccess() {
+		none := ""
+		r.nominating, r.status = &none, st
+		return r, nil
+	}
+	r.host = res.SuggestedHost
+	return r, func() {
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, r.host)
+		s.forget(ctx, assumed)
+		if nnn := pod.Status.NominatedNodeName; nnn != "" {
+			// Assuming dropped the nomination; undoing it restores it.
+			s.Queue.AddNominatedPod(m.PodInfo, nnn)
+		}
+	}
+}
+
+// runPodGroupPostFilter runs the PodGroupPostFilter plugins for a group
+// that did not fit; their message ends the group's reasons.
+func (s *Scheduler) runPodGroupPostFilter(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, status *framework.Status) *framework.Status {
+	_ = ctx
+	_ = fwk
+	_ = g
+	return status
+}
+
+// submitPodGroupResult acts on the algorithm's outcome: the placed members
+// of a group that fits go to their binding cycles; every other member
+// fails, with its own status or the group's; the PodGroup's condition
+// says which; the group's cycle ends.
+func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Framework, e *framework.QueuedPodInfo, results []memberResult, status *framework.Status, cycle int64) {
+	g := e.Group
+	// Members not tried (an early stop) take the group's status.
+	for i := len(results); i < len(g.Members); i++ {
+		m := g.Members[i]
+		state := framework.NewCycleState()
+		state.PodInfo = m.PodInfo
+		results = append(results, memberResult{pInfo: m, state: state, status: status, start: s.clock.Now()})
+	}
+	type binding struct {
+		r       memberResult
+		assumed *v1.Pod
+	}
+	var toBind []binding
+	placed, failed := 0, 0
+	for _, r := range results {
+		switch {
+		case status.Code() == framework.Error:
+			st := status
+			if r.status.Code() == framework.Error {
+				st = r.status
+			}
+			none := ""
+			s.failMember(ctx, fwk, r, st, &none, cycle)
+			failed++
+		case r.status.IsSuccess() && status.IsSuccess():
+			r.state.PodGroupCycle = false
+			assumed, st := s.assumeReservePermit(ctx, r.state, fwk, r.pInfo, r.host)
+			if !st.IsSuccess() {
+				none := ""
+				s.failMember(ctx, fwk, r, st, &none, cycle)
+				failed++
+				continue
+			}
+			placed++
+			if s.syncBinding {
+				// Inline binding cycles run once every member passed
+				// Permit: a gang's first members wait there for the last.
+				toBind = append(toBind, binding{r, assumed})
+				continue
+			}
+			s.startBinding(ctx, r.state, fwk, r.pInfo, assumed, ScheduleResult{SuggestedHost: r.host}, r.start, cycle)
+		case r.status.IsSuccess():
+			none := ""
+			s.failMember(ctx, fwk, r, podGroupUnschedulable(status.Message()), &none, cycle)
+			failed++
+		default:
+			s.failMember(ctx, fwk, r, r.status, r.nominating, cycle)
+			failed++
+		}
+	}
+	cond := metav1.Condition{Type: schedulingv1beta1.PodGroupInitiallyScheduled}
+	switch {
+	case status.IsSuccess():
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, "Scheduled", status.Message()
+		klog.FromContext(ctx).V(2).Info("Successfully scheduled a pod group", "scheduledPods", placed, "unschedulablePods", failed)
+	case status.IsRejected():
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonUnschedulable, status.Message()
+		klog.FromContext(ctx).V(2).Info("Unable to schedule a pod group", "unschedulablePods", failed, "err", status.Message())
+	default:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, schedulingv1beta1.PodGroupReasonSchedulerError, status.AsError().Error()
+		klog.FromContext(ctx).Error(status.AsError(), "Error scheduling pod group", "errorPods", len(results))
+	}
+	s.updatePodGroupCondition(ctx, g.PodGroup, cond)
+	s.Queue.AddAttemptedPodGroupIfNeeded(e, status)
+	for _, b := range toBind {
+		s.startBinding(ctx, b.r.state, fwk, b.r.pInfo, b.assumed, ScheduleResult{SuggestedHost: b.r.host}, b.r.start, cycle)
+	}
+}
+
+// failMember records a member's failed attempt as a pod's.
+func (s *Scheduler) failMember(ctx context.Context, fwk *runtime.Framework, r memberResult, st *framework.Status, nominating *string, cycle int64) {
+	s.recordAttempt(fwk, st, r.start)
+	s.handleSchedulingFailure(ctx, fwk, r.pInfo, st, nominating, cycle)
+	if s.observer != nil {
+		s.observer(Attempt{Pod: r.pInfo.Pod, Attempts: r.pInfo.Attempts, Status: st, Nominated: nominating})
+	}
+}
+
+// PodGroupStatusWriter writes a PodGroup's status (the world's, when it
+// has pod groups).
+type PodGroupStatusWriter interface {
+	UpdatePodGroupStatus(ctx context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus) error
+}
+
+// updatePodGroupCondition sets a condition on a PodGroup, as upstream's:
+// never from True back to False (a later cycle for extra pods), and only
+// when something changed.
+func (s *Scheduler) updatePodGroupCondition(ctx context.Context, pg *schedulingv1beta1.PodGroup, cond metav1.Condition) {
+	w, ok := s.world.(PodGroupStatusWriter)
+	if !ok || pg == nil {
+		return
+	}
+	if old := apimeta.FindStatusCondition(pg.Status.Conditions, cond.Type); old != nil && old.Status == metav1.ConditionTrue && cond.Status != metav1.ConditionTrue {
+		return
+	}
+	cond.ObservedGeneration = pg.Generation
+	cond.LastTransitionTime = metav1.NewTime(s.clock.Now())
+	status := pg.Status.DeepCopy()
+	if !apimeta.SetStatusCondition(&status.Conditions, cond) {
+		return
+	}
+	if err := w.UpdatePodGroupStatus(ctx, pg, status); err != nil {
+		klog.FromContext(ctx).Error(err, "Failed to update PodGroup status", "podGroup", klog.KObj(pg))
+	}
+}

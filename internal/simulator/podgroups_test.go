@@ -1,0 +1,113 @@
+package simulator_test
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	st "github.com/kubesched/kubesched/internal/testing"
+)
+
+func podGroupCluster(nodes int, objs ...runtime.Object) *cluster.Cluster {
+	c := cluster.New()
+	for i := 0; i < nodes; i++ {
+		n := st.MakeNode().Name(string(rune('a'+i)) + "-node").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "4Gi"}).Obj()
+		c.Add("test", n)
+	}
+	for _, o := range objs {
+		c.Add("test", o)
+	}
+	return c
+}
+
+func worker(name, group string) *v1.Pod {
+	return st.MakePod().Name(name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1500m"}).InGroup(group).Obj()
+}
+
+func TestPodGroupsInSimulation(t *testing.T) {
+	tests := []struct {
+		name string
+		objs []runtime.Object
+		// wantBound and wantPending by pod name; wantMessage by pod name.
+		wantBound    []string
+		wantMessages map[string]string
+		// wantCondition is the PodGroup's PodGroupInitiallyScheduled
+		// status and reason ("" for none).
+		wantCondition [2]string
+	}{
+		{
+			name:          "a gang that fits is bound whole",
+			objs:          []runtime.Object{st.MakePodGroup("train").Gang(3).Obj(), worker("w1", "train"), worker("w2", "train"), worker("w3", "train")},
+			wantBound:     []string{"w1", "w2", "w3"},
+			wantCondition: [2]string{"True", "Scheduled"},
+		},
+		{
+			name: "a gang one pod too big stays whole-pending",
+			objs: []runtime.Object{st.MakePodGroup("train").Gang(4).Obj(), worker("w1", "train"), worker("w2", "train"), worker("w3", "train"), worker("w4", "train")},
+			wantMessages: map[string]string{
+				"w1": "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining",
+				"w4": "0/3 nodes are available: 3 Insufficient cpu.",
+			},
+			wantCondition: [2]string{"False", "Unschedulable"},
+		},
+		{
+			name:         "a gang without its PodGroup waits for it",
+			objs:         []runtime.Object{worker("w1", "train"), worker("w2", "train")},
+			wantMessages: map[string]string{"w1": ""},
+		},
+		{
+			name:         "a gang with fewer pods than minCount waits for them",
+			objs:         []runtime.Object{st.MakePodGroup("train").Gang(3).Obj(), worker("w1", "train"), worker("w2", "train")},
+			wantMessages: map[string]string{"w1": ""},
+		},
+		{
+			name:          "a basic group places what fits",
+			objs:          []runtime.Object{st.MakePodGroup("web").Obj(), worker("w1", "web"), worker("w2", "web"), worker("w3", "web"), worker("w4", "web")},
+			wantBound:     []string{"w1", "w2", "w3"},
+			wantMessages:  map[string]string{"w4": "0/3 nodes are available: 3 Insufficient cpu."},
+			wantCondition: [2]string{"True", "Scheduled"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, _ := simtest.SimulatePodGroups(t, podGroupCluster(3, tt.objs...), 1)
+			bound := map[string]string{}
+			cond := map[string]v1.PodCondition{}
+			for _, p := range w.Store.Pods() {
+				if p.Spec.NodeName != "" {
+					bound[p.Name] = p.Spec.NodeName
+				}
+				for _, c := range p.Status.Conditions {
+					if c.Type == v1.PodScheduled {
+						cond[p.Name] = c
+					}
+				}
+			}
+			if len(bound) != len(tt.wantBound) {
+				t.Errorf("bound %v, want %v", bound, tt.wantBound)
+			}
+			for _, name := range tt.wantBound {
+				if bound[name] == "" {
+					t.Errorf("%s not bound", name)
+				}
+			}
+			for name, msg := range tt.wantMessages {
+				if got := cond[name].Message; got != msg {
+					t.Errorf("%s: condition message %q, want %q", name, got, msg)
+				}
+			}
+			var got [2]string
+			for _, pg := range w.Store.PodGroups() {
+				for _, c := range pg.Status.Conditions {
+					got = [2]string{string(c.Status), c.Reason}
+				}
+			}
+			if got != tt.wantCondition {
+				t.Errorf("PodGroup condition %v, want %v", got, tt.wantCondition)
+			}
+		})
+	}
+}
