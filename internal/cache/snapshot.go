@@ -3,6 +3,8 @@ package cache
 import (
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -198,3 +200,48 @@ func (s *Snapshot) Get(name string) (*framework.NodeInfo, error) {
 	}
 	return nil, fmt.Errorf("nodeinfo not found for node name %q", name)
 }
+
+// Mutations, for a pod group's preemption dry run (DefaultPreemption's
+// PodGroupPostFilter removes victims and places members in the cycle's
+// snapshot, as upstream's MutableSnapshotSharedLister): each changes a
+// NodeInfo of the list in place and logs the change, so plugins' memos
+// see it. Invalidate then makes the next Cache.UpdateSnapshot copy every
+// node from the cache again, which undoes them all.
+
+// AddPodInfo adds a pod to node's NodeInfo.
+func (s *Snapshot) AddPodInfo(node string, pi *framework.PodInfo) error {
+	ni, ok := s.nodeInfoMap[node]
+	if !ok {
+		return fmt.Errorf("node %q not in the snapshot", node)
+	}
+	aff, anti := len(ni.PodsWithAffinity()) > 0, len(ni.PodsWithRequiredAntiAffinity()) > 0
+	ni.AddPodInfo(pi)
+	s.mutated(ni, aff, anti)
+	return nil
+}
+
+// RemovePod removes a pod from node's NodeInfo.
+func (s *Snapshot) RemovePod(node string, pod *v1.Pod) error {
+	ni, ok := s.nodeInfoMap[node]
+	if !ok {
+		return fmt.Errorf("node %q not in the snapshot", node)
+	}
+	aff, anti := len(ni.PodsWithAffinity()) > 0, len(ni.PodsWithRequiredAntiAffinity()) > 0
+	if err := ni.RemovePod(pod); err != nil {
+		return err
+	}
+	s.mutated(ni, aff, anti)
+	return nil
+}
+
+func (s *Snapshot) mutated(ni *framework.NodeInfo, hadAffinity, hadAntiAffinity bool) {
+	if s.maintained {
+		s.changed(ni.Index())
+	}
+	if hadAffinity != (len(ni.PodsWithAffinity()) > 0) || hadAntiAffinity != (len(ni.PodsWithRequiredAntiAffinity()) > 0) {
+		s.rebuildAffinityLists()
+	}
+}
+
+// Invalidate makes the next Cache.UpdateSnapshot copy every node again.
+func (s *Snapshot) Invalidate() { s.generation = 0 }

@@ -22,7 +22,7 @@ type StatusWriter interface {
 // Evictor deletes a preemption victim; NotFound (apierrors) when it is
 // already gone.
 type Evictor interface {
-	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
+	Evict(ctx context.Context, victim *v1.Pod, preemptor framework.Preemptor) error
 }
 
 // PodGetter reads the world's current version of a pod (an informer's

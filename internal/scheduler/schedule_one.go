@@ -429,7 +429,9 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 
 // SchedulePod runs the filters and scores for one pod on a fresh snapshot.
 func (s *Scheduler) SchedulePod(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod) (ScheduleResult, error) {
-	s.Cache.UpdateSnapshot(s.snapshot)
+	if !s.pinSnapshot {
+		s.Cache.UpdateSnapshot(s.snapshot)
+	}
 	if s.snapshot.NumNodes() == 0 {
 		return ScheduleResult{}, ErrNoNodesAvailable
 	}

@@ -10,6 +10,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
@@ -96,11 +97,20 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 		return
 	}
 	logger.V(3).Info("Attempting to schedule pod group")
-	results, status := s.podGroupAlgorithm(ctx, fwk, g)
-	if status.Code() == framework.Unschedulable {
-		status = s.runPodGroupPostFilter(ctx, fwk, g, status)
+	results, status := s.podGroupAlgorithm(ctx, fwk, g, false)
+	// Members not tried (an early stop) take the group's status, before
+	// preemption nominates them too (upstream's completePodGroupAlgorithmResult).
+	for i := len(results); i < len(g.Members); i++ {
+		m := g.Members[i]
+		state := framework.NewCycleState()
+		state.PodInfo = m.PodInfo
+		results = append(results, memberResult{pInfo: m, state: state, status: status, start: s.clock.Now()})
 	}
-	s.submitPodGroupResult(ctx, fwk, e, results, status, cycle)
+	waiting := false
+	if status.Code() == framework.Unschedulable {
+		status, waiting = s.runPodGroupPostFilter(ctx, fwk, g, results, status)
+	}
+	s.submitPodGroupResult(ctx, fwk, e, results, status, waiting, cycle)
 }
 
 // podGroupFailureBeforeScheduling fails every member with err (an error:
@@ -178,7 +188,11 @@ func (s *Scheduler) validatePodGroup(e *framework.QueuedPodInfo) error {
 // returns a result per member tried (the ones after an early stop are
 // completed by the caller) and the group's status: Success (placed, at
 // least one pod), Unschedulable, or Error.
-func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo) ([]memberResult, *framework.Status) {
+//
+// dry places the members in the snapshot only (a preemption dry run on a
+// snapshot the PodGroupPostFilter changed), not in the cache, and runs no
+// Reserve plugins; either way the placements are undone before it returns.
+func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, dry bool) ([]memberResult, *framework.Status) {
 	var reverts []func()
 	defer func() {
 		for i := len(reverts) - 1; i >= 0; i-- {
@@ -200,7 +214,7 @@ func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framewor
 	}
 	anyScheduled := false
 	for _, m := range g.Members {
-		r, revert := s.podGroupMemberAlgorithm(ctx, fwk, m)
+		r, revert := s.podGroupMemberAlgorithm(ctx, fwk, m, dry)
 		results = append(results, r)
 		if revert != nil {
 			reverts = append(reverts, revert)
@@ -237,7 +251,7 @@ func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framewor
 // podGroupMemberAlgorithm runs the ordinary algorithm for one member
 // (without PostFilter: the group's preemption runs for the group) and, if
 // it fits, assumes and reserves it; the revert undoes that.
-func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Framework, m *framework.QueuedPodInfo) (memberResult, func()) {
+func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Framework, m *framework.QueuedPodInfo, dry bool) (memberResult, func()) {
 	pod := m.Pod
 	state := framework.NewCycleState()
 	state.PodInfo = m.PodInfo
@@ -262,6 +276,15 @@ func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Fr
 		}
 		return r, nil
 	}
+	if dry {
+		host := res.SuggestedHost
+		if err := s.snapshot.AddPodInfo(host, m.PodInfo); err != nil {
+			r.status = framework.AsStatus(err)
+			return r, nil
+		}
+		r.host = host
+		return r, func() { _ = s.snapshot.RemovePod(host, pod) }
+	}
 	assumed, st := s.assumeAndReserve(ctx, state, fwk, m, res.SuggestedHost)
 	if !st.IsSuccess() {
 		none := ""
@@ -281,26 +304,56 @@ func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Fr
 
 // runPodGroupPostFilter runs the PodGroupPostFilter plugins for a group
 // that did not fit; their message ends the group's reasons.
-func (s *Scheduler) runPodGroupPostFilter(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, status *framework.Status) *framework.Status {
-	_ = ctx
-	_ = fwk
-	_ = g
-	return status
+//
+// The plugins get a scheduling function that runs the group's algorithm on
+// the snapshot as they changed it (pinned: SchedulePod does not refresh it
+// meanwhile); the snapshot is refreshed from the cache afterwards. A
+// success means the group waits for its victims: each member placed in the
+// dry run is nominated to its node (upstream's
+// applyPodGroupPostFilterResult).
+func (s *Scheduler) runPodGroupPostFilter(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, results []memberResult, status *framework.Status) (*framework.Status, bool) {
+	schedule := func(ctx context.Context) ([]framework.ProposedAssignment, *framework.Status) {
+		rs, st := s.podGroupAlgorithm(ctx, fwk, g, true)
+		var out []framework.ProposedAssignment
+		for _, r := range rs {
+			if r.host != "" {
+				out = append(out, framework.ProposedAssignment{PodInfo: r.pInfo.PodInfo, Node: r.host, State: r.state})
+			}
+		}
+		return out, st
+	}
+	s.pinSnapshot = true
+	res, st := fwk.RunPodGroupPostFilterPlugins(ctx, g, schedule)
+	s.pinSnapshot = false
+	s.snapshot.Invalidate()
+	if st.Code() == framework.Error {
+		return st, false
+	}
+	status = status.AppendReason(st.Message())
+	if !st.IsSuccess() {
+		return status, false
+	}
+	for i := range results {
+		p := results[i].pInfo.Pod
+		if res != nil {
+			if node, ok := res.Nominations[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}]; ok {
+				results[i].nominating = &node
+			}
+		}
+	}
+	return status, true
 }
 
 // submitPodGroupResult acts on the algorithm's outcome: the placed members
 // of a group that fits go to their binding cycles; every other member
 // fails, with its own status or the group's; the PodGroup's condition
 // says which; the group's cycle ends.
-func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Framework, e *framework.QueuedPodInfo, results []memberResult, status *framework.Status, cycle int64) {
+//
+// waiting: the group's preemption succeeded; the members go back to wait
+// for the victims to leave, each with the group's status and its
+// nomination.
+func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Framework, e *framework.QueuedPodInfo, results []memberResult, status *framework.Status, waiting bool, cycle int64) {
 	g := e.Group
-	// Members not tried (an early stop) take the group's status.
-	for i := len(results); i < len(g.Members); i++ {
-		m := g.Members[i]
-		state := framework.NewCycleState()
-		state.PodInfo = m.PodInfo
-		results = append(results, memberResult{pInfo: m, state: state, status: status, start: s.clock.Now()})
-	}
 	type binding struct {
 		r       memberResult
 		assumed *v1.Pod
@@ -334,6 +387,9 @@ func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Frame
 				continue
 			}
 			s.startBinding(ctx, r.state, fwk, r.pInfo, assumed, ScheduleResult{SuggestedHost: r.host}, r.start, cycle)
+		case r.status.IsSuccess() && waiting:
+			s.failMember(ctx, fwk, r, status, r.nominating, cycle)
+			failed++
 		case r.status.IsSuccess():
 			none := ""
 			s.failMember(ctx, fwk, r, podGroupUnschedulable(status.Message()), &none, cycle)

@@ -78,6 +78,9 @@ type Scheduler struct {
 
 	world    cluster.World
 	snapshot *cache.Snapshot
+	// pinSnapshot: a pod group's preemption dry run has changed the
+	// snapshot; SchedulePod must not refresh it until the run ends.
+	pinSnapshot bool
 	// dra is the device allocation state the profiles share.
 	dra   *dynamicresources.Manager
 	clock clock.WithTickerAndDelayedExecution

@@ -301,7 +301,7 @@ type Handle interface {
 	NominatedPodsForNode(nodeName string) []*PodInfo
 	// Evict deletes a preemption victim; the API's NotFound when it is
 	// already gone.
-	Evict(ctx context.Context, victim, preemptor *v1.Pod) error
+	Evict(ctx context.Context, victim *v1.Pod, preemptor Preemptor) error
 	// ClearNominatedNodeName clears a pod's status.nominatedNodeName.
 	ClearNominatedNodeName(ctx context.Context, pod *v1.Pod) error
 	// AsyncPreemption is true when preemption's API calls (evictions,

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -161,4 +162,58 @@ type PlacementProgress struct {
 type PlacementFeasiblePlugin interface {
 	Plugin
 	PlacementFeasible(ctx context.Context, state *CycleState, pgi *PodGroupInfo, progress PlacementProgress) *Status
+}
+
+// ProposedAssignment is where a group's scheduling function placed one
+// member: its pod, the node, and the member's cycle state (PreFilter run
+// with the members before it placed).
+type ProposedAssignment struct {
+	PodInfo *PodInfo
+	Node    string
+	State   *CycleState
+}
+
+// PodGroupSchedulingFunc runs the group's algorithm on the snapshot as it
+// is (a PodGroupPostFilter plugin changes it first) and undoes its own
+// placements before it returns; the assignments are the members placed.
+type PodGroupSchedulingFunc func(ctx context.Context) ([]ProposedAssignment, *Status)
+
+// PodGroupPostFilterResult: the node each member is nominated to, by
+// namespace/name.
+type PodGroupPostFilterResult struct {
+	Nominations map[types.NamespacedName]string
+}
+
+// PodGroupPostFilterPlugin runs for a group that did not fit (upstream's
+// PodGroupPostFilter extension point: preemption for a whole group). It may
+// change the snapshot's NodeInfos (removing victims, adding members): the
+// scheduler refreshes the snapshot from the cache afterwards.
+type PodGroupPostFilterPlugin interface {
+	Plugin
+	PodGroupPostFilter(ctx context.Context, g *QueuedPodGroupInfo, schedule PodGroupSchedulingFunc) (*PodGroupPostFilterResult, *Status)
+}
+
+// Preemptor is who preempts a victim: a pod, or a pod group (upstream's
+// ExecutorPreemptor, whose Type is "pod" or "podgroup").
+type Preemptor struct {
+	// Kind is "pod" or "podgroup".
+	Kind            string
+	Namespace, Name string
+	UID             types.UID
+	SchedulerName   string
+	// Object is the preemptor's API object (the related object of the
+	// victim's Preempted event).
+	Object runtime.Object
+}
+
+// PodPreemptor is the Preemptor for a pod.
+func PodPreemptor(p *v1.Pod) Preemptor {
+	return Preemptor{Kind: "pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID, SchedulerName: p.Spec.SchedulerName, Object: p}
+}
+
+// MutableSnapshot is the cycle's snapshot as a PodGroupPostFilter plugin
+// may change it (SnapshotSharedLister implements it in the scheduler).
+type MutableSnapshot interface {
+	AddPodInfo(node string, pi *PodInfo) error
+	RemovePod(node string, pod *v1.Pod) error
 }

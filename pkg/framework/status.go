@@ -88,6 +88,17 @@ func (s *Status) WithError(err error) *Status {
 	return s
 }
 
+// AppendReason adds a reason (upstream's AppendReason: a pod group's
+// status gains its PodGroupPostFilter's message).
+func (s *Status) AppendReason(reason string) *Status {
+	if s == nil {
+		s = &Status{}
+	}
+	s = s.writable()
+	s.reasons = append(s.reasons, reason)
+	return s
+}
+
 // Code returns the code; Success for nil.
 func (s *Status) Code() Code {
 	if s == nil {

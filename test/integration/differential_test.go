@@ -61,11 +61,14 @@ type scenario struct {
 	// every occurrence of hide in the exact observations is replaced by
 	// "<hidden>" (an extender's URL differs between the runs).
 	config func(t *testing.T, c kubernetes.Interface) (extra, hide string)
-	run    func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
+	// podGroups: the API server serves scheduling.k8s.io/v1beta1 and both
+	// schedulers run with --feature-gates=GenericWorkload=true.
+	podGroups bool
+	run       func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
 }
 
 func TestDifferentialAgainstKubeScheduler(t *testing.T) {
-	for _, sc := range slices.Concat(differentialScenarios(), storageScenarios(), draScenarios(), extenderScenarios()) {
+	for _, sc := range slices.Concat(differentialScenarios(), storageScenarios(), draScenarios(), extenderScenarios(), podGroupScenarios()) {
 		sc := sc
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -80,7 +83,12 @@ func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation
 	t.Helper()
 	o := newObservation()
 	t.Run(string(impl), func(t *testing.T) {
-		cp := fw.StartControlPlane(t)
+		var apiArgs, flags []string
+		if sc.podGroups {
+			apiArgs = []string{"--runtime-config=scheduling.k8s.io/v1beta1=true", "--feature-gates=GenericWorkload=true"}
+			flags = []string{"--feature-gates=GenericWorkload=true"}
+		}
+		cp := fw.StartControlPlaneWith(t, apiArgs...)
 		if sc.setup != nil {
 			sc.setup(t, cp.Client)
 		}
@@ -99,7 +107,7 @@ func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation
 		if sc.config != nil {
 			extra, hide = sc.config(t, cp.Client)
 		}
-		s := fw.StartImplementationWith(t, cp, impl, kubeconfig, extra)
+		s := fw.StartImplementationFlags(t, cp, impl, kubeconfig, extra, flags...)
 		sc.run(t, cp.Client, s, o)
 		if hide != "" {
 			for k, v := range o.exact {
@@ -607,10 +615,14 @@ func listEvents(c kubernetes.Interface, name, reason string) (string, error) {
 	return strings.Join(out, "; "), nil
 }
 
-// replaceUIDs blanks the UID in "Preempted by pod <uid> on node ...".
+// replaceUIDs blanks the UID in "Preempted by pod <uid> on node ..." (or
+// "by podgroup <uid>").
 func replaceUIDs(s string) string {
-	const marker = "Preempted by pod "
+	marker := "Preempted by pod "
 	i := strings.Index(s, marker)
+	if j := strings.Index(s, "Preempted by podgroup "); j >= 0 {
+		marker, i = "Preempted by podgroup ", j
+	}
 	if i < 0 {
 		return s
 	}

@@ -24,6 +24,7 @@ import (
 	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	"github.com/kubesched/kubesched/internal/cluster/kube"
+	"github.com/kubesched/kubesched/internal/features"
 	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/internal/scheduler"
 )
@@ -146,6 +147,9 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	metrics.Register()
 	world := kube.NewWorld(client)
 	informers := kube.NewInformers(client)
+	if cc.Features != nil && cc.Features.Enabled(features.GenericWorkload) {
+		informers.EnablePodGroups()
+	}
 	sched, err := scheduler.New(ctx, cfg, cc.Registry, world,
 		append(cc.SchedulerOptions(), scheduler.WithSeed(time.Now().UnixNano()), scheduler.WithListers(informers.Listers()))...)
 	if err != nil {

@@ -24,7 +24,14 @@ type Informers struct {
 	// scheduler's handlers, not just stored: scheduling before that would
 	// see only part of the cluster.
 	handlers []cache.ResourceEventHandlerRegistration
+	// podGroups: watch scheduling.k8s.io/v1beta1 PodGroups (the
+	// GenericWorkload gate; the API group must be served).
+	podGroups bool
 }
+
+// EnablePodGroups makes AddHandlers watch PodGroups, as kube-scheduler
+// does with the GenericWorkload gate on.
+func (i *Informers) EnablePodGroups() { i.podGroups = true }
 
 // NewInformers builds the factories; resync 0, as kube-scheduler.
 func NewInformers(client kubernetes.Interface) *Informers {
@@ -119,6 +126,12 @@ func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 		// A DeviceTaintRule changes the devices of the slices it selects:
 		// kube-scheduler's slice tracker reports it as a ResourceSlice update.
 		{framework.ResourceSlice, i.nodes.Resource().V1().DeviceTaintRules().Informer()},
+	}
+	if i.podGroups {
+		others = append(others, struct {
+			resource framework.EventResource
+			informer cache.SharedIndexInformer
+		}{framework.PodGroupEvent, i.nodes.Scheduling().V1beta1().PodGroups().Informer()})
 	}
 	for _, o := range others {
 		res := o.resource

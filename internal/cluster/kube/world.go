@@ -13,16 +13,22 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/kubesched/kubesched/internal/cluster"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // World implements cluster.World with a clientset.
@@ -159,12 +165,12 @@ func (w *World) UpdatePersistentVolumeClaim(ctx context.Context, pvc *v1.Persist
 // already gone gives the API's NotFound (at the patch or the delete, which
 // stops there), which preemption takes as evicted, with no event, as
 // upstream's PreemptPod.
-func (w *World) Evict(ctx context.Context, victim, preemptor *v1.Pod) error {
+func (w *World) Evict(ctx context.Context, victim *v1.Pod, preemptor framework.Preemptor) error {
 	cond := &v1.PodCondition{
 		Type:    v1.DisruptionTarget,
 		Status:  v1.ConditionTrue,
 		Reason:  v1.PodReasonPreemptionByScheduler,
-		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority pod", preemptor.Spec.SchedulerName),
+		Message: fmt.Sprintf("%s: preempting to accommodate a higher priority %s", preemptor.SchedulerName, preemptor.Kind),
 	}
 	if err := w.UpdatePodStatus(ctx, victim, cond, nil); err != nil {
 		return err
@@ -305,4 +311,37 @@ func (w *World) RemoveClaimReservation(ctx context.Context, c *resourceapi.Resou
 	patch := fmt.Sprintf(`{"metadata": {"uid": %q}, "status": { "reservedFor": [ {"$patch": "delete", "uid": %q} ] }}`, c.UID, podUID)
 	_, err := w.client.ResourceV1().ResourceClaims(c.Namespace).Patch(ctx, c.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
 	return err
+}
+
+// UpdatePodGroupStatus patches a PodGroup's status subresource with the
+// strategic merge patch from its old status to status, retried on
+// conflicts and server timeouts, as kube-scheduler's PatchPodGroupStatus
+// (v1.37.2 pkg/scheduler/util/utils.go). It is the scheduler's
+// PodGroupStatusWriter.
+func (w *World) UpdatePodGroupStatus(ctx context.Context, pg *schedulingv1beta1.PodGroup, status *schedulingv1beta1.PodGroupStatus) error {
+	oldData, err := json.Marshal(schedulingv1beta1.PodGroup{Status: pg.Status})
+	if err != nil {
+		return err
+	}
+	newData, err := json.Marshal(schedulingv1beta1.PodGroup{Status: *status})
+	if err != nil {
+		return err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, &schedulingv1beta1.PodGroup{})
+	if err != nil {
+		return fmt.Errorf("failed to create merge patch for podgroup %q/%q: %w", pg.Namespace, pg.Name, err)
+	}
+	if string(patch) == "{}" {
+		return nil
+	}
+	return retry.OnError(retry.DefaultBackoff, retriableWithConflict, func() error {
+		_, err := w.client.SchedulingV1beta1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		return err
+	})
+}
+
+// retriableWithConflict: the errors kube-scheduler retries a status patch
+// on (v1.37.2 pkg/scheduler/util: Retriable or a conflict).
+func retriableWithConflict(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || utilnet.IsConnectionRefused(err)
 }

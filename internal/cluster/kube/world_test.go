@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	st "github.com/kubesched/kubesched/internal/testing"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 func TestEvictMarksTheVictimThenDeletesIt(t *testing.T) {
@@ -36,7 +37,7 @@ func TestEvictMarksTheVictimThenDeletesIt(t *testing.T) {
 			}
 			client := fake.NewSimpleClientset(objs...)
 			w := &World{client: client}
-			if err := w.Evict(context.Background(), victim, preemptor); tt.exists && err != nil || !tt.exists && !apierrors.IsNotFound(err) {
+			if err := w.Evict(context.Background(), victim, framework.PodPreemptor(preemptor)); tt.exists && err != nil || !tt.exists && !apierrors.IsNotFound(err) {
 				t.Fatalf("Evict: %v, want nil when the victim exists, NotFound when it is gone", err)
 			}
 			var got []string

@@ -314,7 +314,7 @@ type Eviction struct {
 }
 
 // Evict implements cluster.Evictor: the victim is deleted.
-func (s *Store) Evict(_ context.Context, victim, preemptor *v1.Pod) error {
+func (s *Store) Evict(_ context.Context, victim *v1.Pod, preemptor framework.Preemptor) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := key(victim.Namespace, victim.Name)

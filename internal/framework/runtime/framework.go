@@ -55,7 +55,7 @@ type Options struct {
 	// World deletes preemption victims and clears nominations; nil makes
 	// both no-ops (explain, tests).
 	World interface {
-		Evict(ctx context.Context, victim, preemptor *v1.Pod) error
+		Evict(ctx context.Context, victim *v1.Pod, preemptor framework.Preemptor) error
 		framework.VolumeWriter
 		framework.ClaimWriter
 		UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
@@ -119,6 +119,10 @@ type Framework struct {
 	// placementFeasible is GangScheduling when pod groups are on (as
 	// upstream, the only one).
 	placementFeasible []framework.PlacementFeasiblePlugin
+	// podGroupPostFilter: the PostFilter plugins that also preempt for a
+	// whole group (DefaultPreemption), when pod groups are on; upstream
+	// enables them at PodGroupPostFilter through MultiPoint.
+	podGroupPostFilter []framework.PodGroupPostFilterPlugin
 
 	// eq is the equivalence cache, nil when off or when no plugin of the
 	// profile can use it.
@@ -325,6 +329,11 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 		if pl, ok := f.plugins["GangScheduling"].(framework.PlacementFeasiblePlugin); ok {
 			f.placementFeasible = append(f.placementFeasible, pl)
 		}
+		for _, pl := range f.postFilter {
+			if gp, ok := pl.(framework.PodGroupPostFilterPlugin); ok {
+				f.podGroupPostFilter = append(f.podGroupPostFilter, gp)
+			}
+		}
 	}
 	if opts.EquivalenceCache {
 		f.eq = newEquivalenceCache(f)
@@ -352,6 +361,32 @@ func (f *Framework) RunPlacementFeasiblePlugins(ctx context.Context, state *fram
 		}
 	}
 	return status
+}
+
+// RunPodGroupPostFilterPlugins runs the PodGroupPostFilter plugins for a
+// group that did not fit (upstream's RunPodGroupPostFilterPlugins): the
+// first success or UnschedulableAndUnresolvable ends it; Unschedulable
+// reasons are gathered; anything else is an error.
+func (f *Framework) RunPodGroupPostFilterPlugins(ctx context.Context, g *framework.QueuedPodGroupInfo, schedule framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
+	var reasons []string
+	rejector := ""
+	for _, pl := range f.podGroupPostFilter {
+		res, st := pl.PodGroupPostFilter(ctx, g, schedule)
+		switch {
+		case st.IsSuccess():
+			return res, st
+		case st.Code() == framework.UnschedulableAndUnresolvable:
+			return res, st.WithPlugin(pl.Name())
+		case st.Code() == framework.Unschedulable:
+			reasons = append(reasons, st.Reasons()...)
+			if rejector == "" {
+				rejector = pl.Name()
+			}
+		default:
+			return nil, framework.AsStatus(fmt.Errorf("error in %q PodGroupPostFilter plugins: %s", pl.Name(), st.Message())).WithPlugin(pl.Name())
+		}
+	}
+	return nil, framework.NewStatus(framework.Unschedulable, reasons...).WithPlugin(rejector)
 }
 
 // ProfileName is the profile's schedulerName.

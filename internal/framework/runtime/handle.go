@@ -36,7 +36,7 @@ func (f *Framework) NominatedPodsForNode(node string) []*framework.PodInfo {
 }
 
 // Evict implements framework.Handle.
-func (f *Framework) Evict(ctx context.Context, victim, preemptor *v1.Pod) error {
+func (f *Framework) Evict(ctx context.Context, victim *v1.Pod, preemptor framework.Preemptor) error {
 	if f.opts.World == nil {
 		return nil
 	}

@@ -51,8 +51,23 @@ func newExecutor() *executor {
 // PreEnqueue keeps a preemptor whose victims are still being deleted in
 // the background out of activeQ. Without asynchronous preemption it lets
 // every pod in.
+//
+// A pod group's member waits while its group's preemption runs (the
+// group's UID; a member whose PodGroup is unknown is let in, as upstream).
 func (pl *DefaultPreemption) PreEnqueue(_ context.Context, pod *v1.Pod) *framework.Status {
-	if pl.exec == nil || !pl.isRunningPreemption(pod.UID) {
+	if pl.exec == nil {
+		return nil
+	}
+	if name := framework.PodGroupName(pod); name != "" {
+		if m := pl.handle.PodGroupManager(); m != nil {
+			pg, ok := m.PodGroup(pod.Namespace, name)
+			if !ok || !pl.isRunningPreemption(pg.UID) {
+				return nil
+			}
+			return framework.NewStatus(framework.UnschedulableAndUnresolvable, msgGroupWaiting)
+		}
+	}
+	if !pl.isRunningPreemption(pod.UID) {
 		return nil
 	}
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, msgWaitingForPreemption)
@@ -94,9 +109,20 @@ func (pl *DefaultPreemption) isRunningPreemption(uid types.UID) bool {
 
 // actuateAsync starts the goroutine that makes room on c.node for pod.
 func (pl *DefaultPreemption) actuateAsync(pod *v1.Pod, c candidate) {
+	pl.startAsync(framework.PodPreemptor(pod), []*v1.Pod{pod}, c.node, c.victims)
+}
+
+// actuateGroupAsync starts the goroutine that evicts a pod group's victims.
+func (pl *DefaultPreemption) actuateGroupAsync(preemptor framework.Preemptor, members []*v1.Pod, victims []*v1.Pod) {
+	pl.startAsync(preemptor, members, groupPreemptionNode, victims)
+}
+
+// startAsync evicts victims for preemptor in the background; pods are the
+// preemptor's pods (activated if no deletion event may come).
+func (pl *DefaultPreemption) startAsync(preemptor framework.Preemptor, pods []*v1.Pod, node string, all []*v1.Pod) {
 	// A victim already being deleted needs no second call.
-	victims := make([]*v1.Pod, 0, len(c.victims))
-	for _, v := range c.victims {
+	victims := make([]*v1.Pod, 0, len(all))
+	for _, v := range all {
 		if v.DeletionTimestamp == nil {
 			victims = append(victims, v)
 		}
@@ -106,57 +132,61 @@ func (pl *DefaultPreemption) actuateAsync(pod *v1.Pod, c candidate) {
 	}
 	e := pl.exec
 	e.mu.Lock()
-	e.preempting[pod.UID] = struct{}{}
+	e.preempting[preemptor.UID] = struct{}{}
 	e.mu.Unlock()
 	e.running.Add(1)
 	go func() {
 		defer e.running.Done()
 		// Not the cycle's context: the goroutine outlives the cycle.
-		pl.preemptInBackground(context.Background(), pod, c.node, victims)
+		pl.preemptInBackground(context.Background(), preemptor, pods, node, victims)
 	}()
 }
 
 // preemptInBackground is the goroutine's work.
-func (pl *DefaultPreemption) preemptInBackground(ctx context.Context, pod *v1.Pod, node string, victims []*v1.Pod) {
+func (pl *DefaultPreemption) preemptInBackground(ctx context.Context, preemptor framework.Preemptor, pods []*v1.Pod, node string, victims []*v1.Pod) {
 	logger := klog.FromContext(ctx)
 	start := time.Now()
 	result := metrics.GoroutineResultSuccess
 	lastInMemory := false
+	pod := klog.KRef(preemptor.Namespace, preemptor.Name)
 	defer func() {
 		pl.exec.mu.Lock()
-		delete(pl.exec.preempting, pod.UID)
-		delete(pl.exec.lastVictim, pod.UID)
+		delete(pl.exec.preempting, preemptor.UID)
+		delete(pl.exec.lastVictim, preemptor.UID)
 		pl.exec.mu.Unlock()
 		metrics.PreemptionGoroutinesExecutionTotal.WithLabelValues(result).Inc()
 		metrics.PreemptionGoroutinesDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
 		if result == metrics.GoroutineResultError || lastInMemory {
 			// No deletion event may come to wake it.
-			pl.handle.Activate(pod)
+			pl.handle.Activate(pods...)
 		}
-		logger.V(2).Info("Async preemption finished", "preemptor", klog.KObj(pod), "node", node, "result", result)
+		logger.V(2).Info("Async preemption finished", "preemptor", pod, "node", node, "result", result)
 	}()
-	logger.V(2).Info("Start the preemption asynchronously", "preemptor", klog.KObj(pod), "node", node, "numVictimsToDelete", len(victims))
+	logger.V(2).Info("Start the preemption asynchronously", "preemptor", pod, "node", node, "numVictimsToDelete", len(victims))
 
 	// Lower-priority pods nominated to the node may no longer fit there:
-	// clearing their nomination lets them look elsewhere at once.
-	if err := pl.clearLowerNominations(ctx, pod, node); err != nil {
-		result = metrics.GoroutineResultError // not critical: go on
+	// clearing their nomination lets them look elsewhere at once. (A pod
+	// group's node is the whole cluster, where none is nominated.)
+	if preemptor.Kind == "pod" {
+		if err := pl.clearLowerNominations(ctx, pods[0], node); err != nil {
+			result = metrics.GoroutineResultError // not critical: go on
+		}
 	}
 
 	if n := len(victims) - 1; n > 0 {
-		if err := pl.preemptAll(ctx, pod, node, victims[:n]); err != nil {
-			logger.Error(err, "Async preemption", "preemptor", klog.KObj(pod), "node", node)
+		if err := pl.preemptAll(ctx, preemptor, node, victims[:n]); err != nil {
+			logger.Error(err, "Async preemption", "preemptor", pod, "node", node)
 			result = metrics.GoroutineResultError
 			return // the last victim is spared: the preemptor retries sooner
 		}
 	}
 	last := victims[len(victims)-1]
 	pl.exec.mu.Lock()
-	pl.exec.lastVictim[pod.UID] = types.NamespacedName{Namespace: last.Namespace, Name: last.Name}
+	pl.exec.lastVictim[preemptor.UID] = types.NamespacedName{Namespace: last.Namespace, Name: last.Name}
 	pl.exec.mu.Unlock()
-	inMemory, err := pl.preemptPod(ctx, pod, node, last)
+	inMemory, err := pl.preemptFor(ctx, preemptor, node, last)
 	if err != nil {
-		logger.Error(err, "Async preemption of the last victim", "preemptor", klog.KObj(pod), "victim", klog.KObj(last), "node", node)
+		logger.Error(err, "Async preemption of the last victim", "preemptor", pod, "victim", klog.KObj(last), "node", node)
 		result = metrics.GoroutineResultError
 		return
 	}
@@ -165,7 +195,7 @@ func (pl *DefaultPreemption) preemptInBackground(ctx context.Context, pod *v1.Po
 
 // preemptAll preempts victims in parallel (at most the profile's
 // parallelism at once); the first error cancels the rest.
-func (pl *DefaultPreemption) preemptAll(ctx context.Context, pod *v1.Pod, node string, victims []*v1.Pod) error {
+func (pl *DefaultPreemption) preemptAll(ctx context.Context, preemptor framework.Preemptor, node string, victims []*v1.Pod) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, pl.handle.Parallelism()))
 	for _, v := range victims {
@@ -173,7 +203,7 @@ func (pl *DefaultPreemption) preemptAll(ctx context.Context, pod *v1.Pod, node s
 			if ctx.Err() != nil {
 				return nil // an earlier deletion failed
 			}
-			_, err := pl.preemptPod(ctx, pod, node, v)
+			_, err := pl.preemptFor(ctx, preemptor, node, v)
 			return err
 		})
 	}

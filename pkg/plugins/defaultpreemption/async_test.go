@@ -66,7 +66,7 @@ func (h *fakeHandle) ClearNominatedNodeName(_ context.Context, pod *v1.Pod) erro
 	return nil
 }
 
-func (h *fakeHandle) Evict(_ context.Context, victim, _ *v1.Pod) error {
+func (h *fakeHandle) Evict(_ context.Context, victim *v1.Pod, _ framework.Preemptor) error {
 	if ch, ok := h.block[victim.Name]; ok {
 		<-ch
 	}

@@ -346,39 +346,55 @@ func (pl *DefaultPreemption) selectVictimsOnNode(ctx context.Context, state *fra
 // eviction would exceed a matching PDB's disruptionsAllowed, counting
 // down the budgets as it goes, and the others.
 func splitByPDBViolation(pods []*framework.PodInfo, pdbs []*policyv1.PodDisruptionBudget) (violating, nonViolating []*framework.PodInfo) {
-	allowed := make([]int32, len(pdbs))
-	selectors := make([]labels.Selector, len(pdbs))
-	for i, pdb := range pdbs {
-		allowed[i] = pdb.Status.DisruptionsAllowed
-		if s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
-			selectors[i] = s
-		}
-	}
+	budget := newPDBBudget(pdbs)
 	for _, pi := range pods {
-		p := pi.Pod
-		violated := false
-		if len(p.Labels) > 0 {
-			for i, pdb := range pdbs {
-				// A PDB with a nil, empty or invalid selector matches nothing.
-				if pdb.Namespace != p.Namespace || selectors[i] == nil || selectors[i].Empty() || !selectors[i].Matches(labels.Set(p.Labels)) {
-					continue
-				}
-				if _, disrupted := pdb.Status.DisruptedPods[p.Name]; disrupted {
-					continue // already counted by the API server
-				}
-				allowed[i]--
-				if allowed[i] < 0 {
-					violated = true
-				}
-			}
-		}
-		if violated {
+		if budget.violates(pi.Pod) {
 			violating = append(violating, pi)
 		} else {
 			nonViolating = append(nonViolating, pi)
 		}
 	}
 	return violating, nonViolating
+}
+
+// pdbBudget counts down the PDBs' disruptionsAllowed as victims are taken.
+type pdbBudget struct {
+	pdbs      []*policyv1.PodDisruptionBudget
+	allowed   []int32
+	selectors []labels.Selector
+}
+
+func newPDBBudget(pdbs []*policyv1.PodDisruptionBudget) *pdbBudget {
+	b := &pdbBudget{pdbs: pdbs, allowed: make([]int32, len(pdbs)), selectors: make([]labels.Selector, len(pdbs))}
+	for i, pdb := range pdbs {
+		b.allowed[i] = pdb.Status.DisruptionsAllowed
+		if s, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil {
+			b.selectors[i] = s
+		}
+	}
+	return b
+}
+
+// violates takes p from every matching budget; true when one goes below 0.
+func (b *pdbBudget) violates(p *v1.Pod) bool {
+	if len(p.Labels) == 0 {
+		return false
+	}
+	violated := false
+	for i, pdb := range b.pdbs {
+		// A PDB with a nil, empty or invalid selector matches nothing.
+		if pdb.Namespace != p.Namespace || b.selectors[i] == nil || b.selectors[i].Empty() || !b.selectors[i].Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if _, disrupted := pdb.Status.DisruptedPods[p.Name]; disrupted {
+			continue // already counted by the API server
+		}
+		b.allowed[i]--
+		if b.allowed[i] < 0 {
+			violated = true
+		}
+	}
+	return violated
 }
 
 // farFuture stands for "now" as the start time of a pod that has none:
@@ -481,14 +497,19 @@ func (pl *DefaultPreemption) actuate(ctx context.Context, pod *v1.Pod, c candida
 // and is retried, as after an error), any other is evicted, as is a
 // waiting pod allowed meanwhile; each gets upstream's Preempted event.
 func (pl *DefaultPreemption) preemptPod(ctx context.Context, pod *v1.Pod, node string, victim *v1.Pod) (inMemory bool, err error) {
+	return pl.preemptFor(ctx, framework.PodPreemptor(pod), node, victim)
+}
+
+// preemptFor is preemptPod for a pod or a pod group.
+func (pl *DefaultPreemption) preemptFor(ctx context.Context, preemptor framework.Preemptor, node string, victim *v1.Pod) (inMemory bool, err error) {
 	rec := pl.handle.EventRecorder()
 	if wp := pl.handle.GetWaitingPod(string(victim.UID)); wp != nil && wp.Preempt(Name, "preempted") {
 		if rec != nil {
-			rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v (in kube-scheduler memory).", pod.UID, node)
+			rec.Eventf(victim, preemptor.Object, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by %s %v on node %v (in kube-scheduler memory).", preemptor.Kind, preemptor.UID, node)
 		}
 		return true, nil
 	}
-	if err := pl.handle.Evict(ctx, victim, pod); err != nil {
+	if err := pl.handle.Evict(ctx, victim, preemptor); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Already deleted: evicted, and no event (upstream's PreemptPod).
 			return false, nil
@@ -496,7 +517,7 @@ func (pl *DefaultPreemption) preemptPod(ctx context.Context, pod *v1.Pod, node s
 		return false, fmt.Errorf("preempting %s/%s: %w", victim.Namespace, victim.Name, err)
 	}
 	if rec != nil {
-		rec.Eventf(victim, pod, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by pod %v on node %v", pod.UID, node)
+		rec.Eventf(victim, preemptor.Object, v1.EventTypeNormal, "Preempted", "Preempting", "Preempted by %s %v on node %v", preemptor.Kind, preemptor.UID, node)
 	}
 	return false, nil
 }

@@ -379,3 +379,16 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 	}
 	return nil, framework.NewStatus(framework.Unschedulable)
 }
+
+var _ framework.PodGroupPostFilterPlugin = &DynamicResources{}
+
+// PodGroupPostFilter implements framework.PodGroupPostFilterPlugin for a
+// pod group that did not fit. Upstream (v1.37.2) deallocates or deletes
+// the claims of each member that its PostFilter would, then reports
+// "deallocation and deletion of ResourceClaims completed" as Unschedulable
+// (which ends up in the group's message when no later plugin succeeds).
+// kubesched reports the same but does not deallocate members' claims yet
+// (docs/podgroups.md).
+func (pl *DynamicResources) PodGroupPostFilter(context.Context, *framework.QueuedPodGroupInfo, framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
+	return nil, framework.NewStatus(framework.Unschedulable, "deallocation and deletion of ResourceClaims completed")
+}

@@ -32,6 +32,8 @@ type ControlPlane struct {
 	apiPort int
 	etcdURL string
 	token   string
+	// apiArgs are extra kube-apiserver flags (StartControlPlaneWith).
+	apiArgs []string
 	// Kubeconfig is a kubeconfig file for the admin user.
 	Kubeconfig string
 	// Client is an admin clientset.
@@ -53,11 +55,19 @@ func FreePort(t testing.TB) int {
 // stop when the test ends.
 func StartControlPlane(t testing.TB) *ControlPlane {
 	t.Helper()
+	return StartControlPlaneWith(t)
+}
+
+// StartControlPlaneWith is StartControlPlane with extra kube-apiserver
+// flags (e.g. --runtime-config and --feature-gates for an API that is off
+// by default).
+func StartControlPlaneWith(t testing.TB, apiArgs ...string) *ControlPlane {
+	t.Helper()
 	bins, err := Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &ControlPlane{t: t, bins: bins, dir: t.TempDir(), token: "admin-token-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
+	cp := &ControlPlane{t: t, bins: bins, dir: t.TempDir(), token: "admin-token-" + strconv.FormatInt(time.Now().UnixNano(), 36), apiArgs: apiArgs}
 	cp.startEtcd()
 	cp.writeFiles()
 	cp.apiPort = FreePort(t)
@@ -119,8 +129,7 @@ func (cp *ControlPlane) writeFiles() {
 // same port and etcd, and waits for /readyz.
 func (cp *ControlPlane) StartAPIServer() {
 	log := cp.logFile("kube-apiserver-" + strconv.FormatInt(time.Now().UnixNano(), 36))
-	cmd := exec.Command(cp.bins.APIServer,
-		"--etcd-servers", cp.etcdURL,
+	args := []string{"--etcd-servers", cp.etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
 		"--secure-port", strconv.Itoa(cp.apiPort),
 		"--endpoint-reconciler-type", "none",
@@ -136,7 +145,8 @@ func (cp *ControlPlane) StartAPIServer() {
 		// scheduler benchmarks do, those admission plugins are off.
 		"--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition,Priority",
 		"--allow-privileged",
-		"--v", "1")
+		"--v", "1"}
+	cmd := exec.Command(cp.bins.APIServer, append(args, cp.apiArgs...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		cp.t.Fatal(err)

@@ -45,11 +45,18 @@ func StartImplementation(t testing.TB, cp *ControlPlane, impl Implementation, ku
 // schedulers' configuration.
 func StartImplementationWith(t testing.TB, cp *ControlPlane, impl Implementation, kubeconfig, extra string) Running {
 	t.Helper()
+	return StartImplementationFlags(t, cp, impl, kubeconfig, extra)
+}
+
+// StartImplementationFlags is StartImplementationWith with extra command
+// line flags for both schedulers (--feature-gates=...).
+func StartImplementationFlags(t testing.TB, cp *ControlPlane, impl Implementation, kubeconfig, extra string, flags ...string) Running {
+	t.Helper()
 	if kubeconfig == "" {
 		kubeconfig = cp.Kubeconfig
 	}
 	if impl == Upstream {
-		return StartKubeSchedulerWith(t, cp, kubeSchedulerConfig(kubeconfig)+extra, "2")
+		return StartKubeSchedulerWith(t, cp, kubeSchedulerConfig(kubeconfig)+extra, "2", flags...)
 	}
 	cfg := SchedulerConfig(t, "default-scheduler", false)
 	if extra != "" {
@@ -61,7 +68,7 @@ func StartImplementationWith(t testing.TB, cp *ControlPlane, impl Implementation
 			t.Fatal(err)
 		}
 	}
-	s := StartScheduler(t, cp, cfg, "--kubeconfig", kubeconfig)
+	s := StartScheduler(t, cp, cfg, append([]string{"--kubeconfig", kubeconfig}, flags...)...)
 	// As for kube-scheduler: the script starts once the scheduler is ready
 	// (its informers synced), so both see the same events in the same order.
 	Eventually(t, 60*time.Second, "kubesched /readyz", func() (bool, error) {
@@ -115,7 +122,7 @@ clientConnection:
 
 // StartKubeSchedulerWith runs kube-scheduler with this configuration (its
 // clientConnection.kubeconfig set) and log verbosity.
-func StartKubeSchedulerWith(t testing.TB, cp *ControlPlane, config, verbosity string) *KubeScheduler {
+func StartKubeSchedulerWith(t testing.TB, cp *ControlPlane, config, verbosity string, flags ...string) *KubeScheduler {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
@@ -127,13 +134,13 @@ func StartKubeSchedulerWith(t testing.TB, cp *ControlPlane, config, verbosity st
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.cmd = exec.Command(cp.bins.KubeScheduler,
+	k.cmd = exec.Command(cp.bins.KubeScheduler, append([]string{
 		"--config", cfg,
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(k.port),
 		"--cert-dir", filepath.Join(dir, "certs"),
 		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
-		"-v", verbosity)
+		"-v", verbosity}, flags...)...)
 	k.cmd.Stdout, k.cmd.Stderr = log, log
 	if err := k.cmd.Start(); err != nil {
 		t.Fatal(err)
