@@ -92,5 +92,52 @@ func (w *World) CheckInvariants() []error {
 			}
 		}
 	}
+	errs = append(errs, w.checkGangs(ours)...)
 	return append(errs, w.Store.CheckClaims(nodes)...)
+}
+
+// checkGangs: no gang (a PodGroup with the gang policy) had fewer than
+// minCount members bound once we bound one of them, unless some were
+// bound before the run (a gang that was already running may have lost
+// members since). Members that finished or were preempted since count as
+// bound: they were.
+func (w *World) checkGangs(ours map[string]bool) []error {
+	groups := w.Store.PodGroups()
+	if len(groups) == 0 {
+		return nil
+	}
+	type tally struct{ bound, boundByUs int }
+	byGroup := map[string]*tally{}
+	pods := w.Store.Pods()
+	for _, e := range w.Store.Evicted {
+		pods = append(pods, e.Pod)
+	}
+	for _, p := range pods {
+		name := framework.PodGroupName(p)
+		if name == "" || p.Spec.NodeName == "" {
+			continue
+		}
+		k := framework.PodGroupKey(p.Namespace, name)
+		if byGroup[k] == nil {
+			byGroup[k] = &tally{}
+		}
+		byGroup[k].bound++
+		if ours[p.Namespace+"/"+p.Name] {
+			byGroup[k].boundByUs++
+		}
+	}
+	var errs []error
+	for _, pg := range groups {
+		if pg.Spec.SchedulingPolicy.Gang == nil {
+			continue
+		}
+		t := byGroup[framework.PodGroupKey(pg.Namespace, pg.Name)]
+		if t == nil || t.boundByUs == 0 || t.bound > t.boundByUs {
+			continue
+		}
+		if min := int(pg.Spec.SchedulingPolicy.Gang.MinCount); t.bound < min {
+			errs = append(errs, fmt.Errorf("pod group %s/%s: %d of its pods bound, fewer than its minCount %d (a gang is placed whole or not at all)", pg.Namespace, pg.Name, t.bound, min))
+		}
+	}
+	return errs
 }

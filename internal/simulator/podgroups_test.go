@@ -1,10 +1,17 @@
 package simulator_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/pkg/framework"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
@@ -146,4 +153,44 @@ func highWorker(name, group string) *v1.Pod { return prioWorker(name, group, 100
 
 func prioWorker(name, group string, prio int32) *v1.Pod {
 	return st.MakePod().Name(name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1500m"}).Priority(prio).InGroup(group).Obj()
+}
+
+func TestInvariantCheckCatchesAGangBoundInPart(t *testing.T) {
+	tests := []struct {
+		name      string
+		bind      []string
+		wantError bool
+	}{
+		{name: "two of a three-pod gang bound by a buggy scheduler is reported", bind: []string{"w1", "w2"}, wantError: true},
+		{name: "the whole gang bound is fine", bind: []string{"w1", "w2", "w3"}},
+		{name: "nothing bound is fine", bind: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := podGroupCluster(3, st.MakePodGroup("train").Gang(3).Obj(), worker("w1", "train"), worker("w2", "train"), worker("w3", "train"))
+			opts := []scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true})}
+			w, err := simulator.NewWorld(context.Background(), c, simtest.PodGroupConfig(t), simtest.PodGroupRegistry(), 1, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Bypass the scheduler: bind as a buggy scheduler would.
+			for i, name := range tt.bind {
+				b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Target: v1.ObjectReference{Name: string(rune('a'+i)) + "-node"}}
+				if err := w.Store.Bind(context.Background(), b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var found bool
+			for _, err := range w.CheckInvariants() {
+				if strings.Contains(err.Error(), "pod group default/train: 2 of its pods bound, fewer than its minCount 3") {
+					found = true
+				} else {
+					t.Errorf("unexpected invariant error: %v", err)
+				}
+			}
+			if found != tt.wantError {
+				t.Errorf("partial gang reported: %v, want %v", found, tt.wantError)
+			}
+		})
+	}
 }

@@ -112,7 +112,7 @@ func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1
 	if err != nil {
 		return nil, nil, err
 	}
-	reportSkipped(s, cluster)
+	reportSkipped(s, cluster, opts.Features)
 	if opts.PodFile == "" {
 		pod, err := questions.FindPendingPod(cluster)
 		if err != nil {

@@ -132,7 +132,7 @@ func setUpQuestion(ctx context.Context, s streams, files []string, cc schedconfi
 	if err != nil {
 		return nil, err
 	}
-	reportSkipped(s, c)
+	reportSkipped(s, c, cc.Features)
 	q.cluster = c
 	q.progress = &questionProgress{nodes: len(c.Nodes)}
 	q.newWorld = q.progress.watch(func(c *simcluster.Cluster) (*simulator.World, error) {

@@ -4,23 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"time"
-
 	"os"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 
 	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
+	"github.com/kubesched/kubesched/internal/features"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/simulator"
@@ -78,7 +80,7 @@ The same input and seed give the same output, byte for byte.`,
 			if err != nil {
 				return err
 			}
-			reportSkipped(s, cluster)
+			reportSkipped(s, cluster, cc.Features)
 			loaded := time.Now()
 			w, err := simulator.NewWorld(cmd.Context(), cluster, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
 			if err != nil {
@@ -115,6 +117,12 @@ The same input and seed give the same output, byte for byte.`,
 			stopProgress()
 			if err != nil {
 				return err
+			}
+			// Every run is checked: no node overcommitted by our
+			// placements, taints and affinity honoured, no gang bound in
+			// part (internal/simulator/invariants.go).
+			if errs := w.CheckInvariants(); len(errs) > 0 {
+				return fmt.Errorf("the simulation broke an invariant of the scheduler (a kubesched bug: please report it): %w", errors.Join(errs...))
 			}
 			if explain != "" {
 				if err := w.FlushTrace(); err != nil {
@@ -186,7 +194,7 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 			return nil, err
 		}
 		if first {
-			reportSkipped(s, cluster)
+			reportSkipped(s, cluster, cc.Features)
 		}
 		w, err := simulator.NewWorld(ctx, cluster, cc.ComponentConfig, cc.Registry, cc.Seed, cc.SchedulerOptions()...)
 		if err != nil {
@@ -286,9 +294,15 @@ func startProfile(cpuPath, memPath string) (stop func(), err error) {
 
 // reportSkipped tells on stderr what the load took as it is but the user
 // may not have meant: the kinds it skipped, and its warnings.
-func reportSkipped(s streams, c *simcluster.Cluster) {
+//
+// PodGroups read without the GenericWorkload gate are said to be ignored:
+// their pods are scheduled one by one, as kube-scheduler does without it.
+func reportSkipped(s streams, c *simcluster.Cluster, gates featuregate.FeatureGate) {
 	for _, w := range c.Warnings {
 		fmt.Fprintf(s.errOut, "warning: %s\n", w)
+	}
+	if len(c.PodGroups) > 0 && (gates == nil || !gates.Enabled(features.GenericWorkload)) {
+		fmt.Fprintf(s.errOut, "warning: %d PodGroup(s) ignored and their pods scheduled one by one: pod groups need --feature-gates=GenericWorkload=true (off by default, as in kube-scheduler v1.37)\n", len(c.PodGroups))
 	}
 	if len(c.Skipped) == 0 {
 		return
