@@ -164,5 +164,48 @@ func Register() {
 	})
 }
 
+// WaitingOnPreemptionResult is the result label of a pod group's attempt
+// that preempted and waits for its victims.
+const WaitingOnPreemptionResult = "waiting_on_preemption"
+
+var (
+	// PodGroupScheduleAttempts counts pod groups' attempts by result and
+	// profile (the GenericWorkload gate).
+	PodGroupScheduleAttempts = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      subsystem,
+		Name:           "podgroup_schedule_attempts_total",
+		Help:           "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could not be scheduled, while 'error' means an internal scheduler problem.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result", "profile"})
+	// PodGroupSchedulingAttemptDuration is a pod group's attempt latency.
+	PodGroupSchedulingAttemptDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      subsystem,
+		Name:           "podgroup_scheduling_attempt_duration_seconds",
+		Help:           "Pod group scheduling attempt latency in seconds",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result", "profile"})
+	// PodGroupSchedulingAlgorithmDuration is the group algorithm's latency.
+	PodGroupSchedulingAlgorithmDuration = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem:      subsystem,
+		Name:           "podgroup_scheduling_algorithm_duration_seconds",
+		Help:           "Pod group scheduling algorithm latency in seconds",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
+		StabilityLevel: metrics.ALPHA,
+	})
+	podGroupsOnce sync.Once
+)
+
+// RegisterPodGroups registers the metrics kube-scheduler adds with the
+// GenericWorkload gate.
+func RegisterPodGroups() {
+	podGroupsOnce.Do(func() {
+		for _, m := range []metrics.Registerable{PodGroupScheduleAttempts, PodGroupSchedulingAttemptDuration, PodGroupSchedulingAlgorithmDuration,
+			pluginmetrics.WorkloadPreemptionAttempts, pluginmetrics.WorkloadPreemptionVictims, pluginmetrics.PreemptionWorkloadDisruptions} {
+			legacyregistry.MustRegister(m)
+		}
+	})
+}
+
 // SinceInSeconds is the seconds elapsed since start.
 func SinceInSeconds(start time.Time) float64 { return time.Since(start).Seconds() }

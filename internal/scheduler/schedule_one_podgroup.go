@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/internal/framework/runtime"
+	"github.com/kubesched/kubesched/internal/metrics"
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
@@ -97,7 +98,9 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 		return
 	}
 	logger.V(3).Info("Attempting to schedule pod group")
+	start := s.clock.Now()
 	results, status := s.podGroupAlgorithm(ctx, fwk, g, false)
+	metrics.PodGroupSchedulingAlgorithmDuration.Observe(s.clock.Since(start).Seconds())
 	// Members not tried (an early stop) take the group's status, before
 	// preemption nominates them too (upstream's completePodGroupAlgorithmResult).
 	for i := len(results); i < len(g.Members); i++ {
@@ -111,6 +114,18 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 		status, waiting = s.runPodGroupPostFilter(ctx, fwk, g, results, status)
 	}
 	s.submitPodGroupResult(ctx, fwk, e, results, status, waiting, cycle)
+	result := metrics.ErrorResult
+	switch {
+	case status.IsSuccess():
+		result = metrics.ScheduledResult
+	case status.IsRejected() && waiting:
+		result = metrics.WaitingOnPreemptionResult
+	case status.IsRejected():
+		result = metrics.UnschedulableResult
+	}
+	d := s.clock.Since(start).Seconds()
+	metrics.PodGroupScheduleAttempts.WithLabelValues(result, fwk.ProfileName()).Inc()
+	metrics.PodGroupSchedulingAttemptDuration.WithLabelValues(result, fwk.ProfileName()).Observe(d)
 }
 
 // podGroupFailureBeforeScheduling fails every member with err (an error:

@@ -173,6 +173,14 @@ func podGroupScenarios() []scenario {
 				}
 				o.latency["the high gang bound after its victims went"] = at.Sub(deleted)
 				o.exact["high group condition at the end"] = waitPodGroupCondition(t, c, "high")
+				// The pod-group metrics (registered with the gate): how many
+				// attempts is timing; which results and victims are not.
+				m := metrics(t, s)
+				o.exact["group attempts scheduled"] = fmt.Sprint(fw.MetricSum(m, "scheduler_podgroup_schedule_attempts_total", `result="scheduled"`))
+				o.exact["group attempts waiting on preemption seen"] = fmt.Sprint(fw.MetricSum(m, "scheduler_podgroup_schedule_attempts_total", `result="waiting_on_preemption"`) > 0)
+				o.exact["workload preemptions that succeeded seen"] = fmt.Sprint(fw.MetricSum(m, "scheduler_workload_preemption_attempts_total", `result="Success"`) > 0)
+				o.exact["workload preemption victims"] = fmt.Sprint(fw.MetricSum(m, "scheduler_workload_preemption_victims_sum"))
+				o.exact["algorithm duration metric present"] = fmt.Sprint(fw.MetricSum(m, "scheduler_podgroup_scheduling_algorithm_duration_seconds_count") > 0)
 			},
 		},
 		{

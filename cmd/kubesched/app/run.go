@@ -149,6 +149,7 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	informers := kube.NewInformers(client)
 	if cc.Features != nil && cc.Features.Enabled(features.GenericWorkload) {
 		informers.EnablePodGroups()
+		metrics.RegisterPodGroups()
 	}
 	sched, err := scheduler.New(ctx, cfg, cc.Registry, world,
 		append(cc.SchedulerOptions(), scheduler.WithSeed(time.Now().UnixNano()), scheduler.WithListers(informers.Listers()))...)

@@ -78,3 +78,34 @@ const (
 	GoroutineResultSuccess = "success"
 	GoroutineResultError   = "error"
 )
+
+// Workload preemption (a pod group's preemption; registered with the
+// GenericWorkload gate, as upstream).
+var (
+	// WorkloadPreemptionAttempts counts pod groups' preemption attempts by
+	// the result's code.
+	WorkloadPreemptionAttempts = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "scheduler",
+		Name:           "workload_preemption_attempts_total",
+		Help:           "Total preemption attempts initiated by workload (including pod groups) in the cluster till now.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+	// WorkloadPreemptionVictims is the number of pods a group's
+	// preemption evicts.
+	WorkloadPreemptionVictims = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem:      "scheduler",
+		Name:           "workload_preemption_victims",
+		Help:           "Number of pod preemption victims caused by workload preemption.",
+		Buckets:        metrics.ExponentialBuckets(1, 2, 11),
+		StabilityLevel: metrics.ALPHA,
+	})
+	// PreemptionWorkloadDisruptions is the number of units (a pod, or a
+	// whole group with disruptionMode All) a preemption evicts.
+	PreemptionWorkloadDisruptions = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Subsystem:      "scheduler",
+		Name:           "preemption_workload_disruptions",
+		Help:           "Number of workload preemption units being preempted. A single preemption unit can be all pods in a pod group (in case of DisruptionMode=all), or a single pod (in case of DisruptionMode=single).",
+		Buckets:        metrics.ExponentialBuckets(1, 2, 11),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"preemptor"})
+)

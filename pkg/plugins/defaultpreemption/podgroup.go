@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
+	"github.com/kubesched/kubesched/pkg/framework/metrics"
 )
 
 // Preemption for a whole pod group (the GenericWorkload gate): upstream's
@@ -72,6 +73,7 @@ func moreImportantVictim(a, b *groupVictim) bool {
 // PodGroupPostFilter implements framework.PodGroupPostFilterPlugin.
 func (pl *DefaultPreemption) PodGroupPostFilter(ctx context.Context, g *framework.QueuedPodGroupInfo, schedule framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
 	res, st := pl.preemptForGroup(ctx, g, schedule)
+	metrics.WorkloadPreemptionAttempts.WithLabelValues(st.Code().String()).Inc()
 	if msg := st.Message(); msg != "" {
 		return res, framework.NewStatus(st.Code(), groupPreemptionMsgHead+msg)
 	}
@@ -196,10 +198,18 @@ func (pl *DefaultPreemption) preemptForGroup(ctx context.Context, g *framework.Q
 	}
 	sort.SliceStable(evict, func(i, j int) bool { return moreImportantVictim(evict[i], evict[j]) })
 	var victims []*v1.Pod
+	disruptions := 0
 	for _, v := range evict {
+		if v.group {
+			disruptions++
+		}
 		for _, pi := range v.pods {
 			victims = append(victims, pi.Pod)
 		}
+	}
+	metrics.WorkloadPreemptionVictims.Observe(float64(len(victims)))
+	if disruptions > 0 {
+		metrics.PreemptionWorkloadDisruptions.WithLabelValues("podgroup").Observe(float64(disruptions))
 	}
 	nominations := make(map[types.NamespacedName]string, len(assignments))
 	for _, a := range assignments {
