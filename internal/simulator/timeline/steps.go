@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/internal/simulator"
@@ -132,6 +133,16 @@ func create(w *simulator.World, obj runtime.Object, source string) error {
 		}
 	case *schedulingv1.PriorityClass:
 		c.PriorityClasses = append(c.PriorityClasses, o)
+	case *schedulingv1beta1.PodGroup:
+		if o.Namespace == "" {
+			o.Namespace = v1.NamespaceDefault
+		}
+		c.PodGroups = append(c.PodGroups, o)
+		if w.Scheduler.Cache.PodGroupsEnabled() {
+			if err := w.Store.AddPodGroup(o); err != nil {
+				return fmt.Errorf("create PodGroup %s/%s: %w", o.Namespace, o.Name, err)
+			}
+		}
 	case *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.ResourceSlice, *resourceapi.DeviceClass, *resourceapi.DeviceTaintRule:
 		return w.CreateDRA(obj)
 	default:
@@ -163,6 +174,19 @@ func deleteRef(w *simulator.World, r cluster.ObjectRef, why simulator.Gone) erro
 		w.Remove(p, why)
 	case "Node":
 		return deleteNode(w, r.Name, strings.TrimPrefix(why.Message, "deleted by step "))
+	case "PodGroup":
+		// Its pods stay, waiting for a PodGroup of that name again (as in
+		// a cluster: nothing deletes a PodGroup's pods with it).
+		i := slices.IndexFunc(w.Cluster.PodGroups, func(pg *schedulingv1beta1.PodGroup) bool { return pg.Namespace == ns && pg.Name == r.Name })
+		if i < 0 {
+			return fmt.Errorf("delete: PodGroup %s/%s not found", ns, r.Name)
+		}
+		w.Cluster.PodGroups = slices.Delete(w.Cluster.PodGroups, i, i+1)
+		if w.Scheduler.Cache.PodGroupsEnabled() {
+			if err := w.Store.DeletePodGroup(ns, r.Name); err != nil {
+				return fmt.Errorf("delete: PodGroup %s/%s: %w", ns, r.Name, err)
+			}
+		}
 	default:
 		i := w.Cluster.WorkloadIndex(r.Kind, ns, r.Name)
 		if i < 0 {

@@ -1,0 +1,126 @@
+package timeline_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	"github.com/kubesched/kubesched/internal/simulator/timeline"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+const gangNodes = `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+status:
+  capacity:
+    cpu: "2"
+    memory: 4Gi
+    pods: "110"
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: n2
+status:
+  capacity:
+    cpu: "2"
+    memory: 4Gi
+    pods: "110"
+`
+
+func gangMember(name string) string {
+	return `---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ` + name + `
+spec:
+  schedulingGroup:
+    podGroupName: train
+  containers:
+  - name: c
+    image: x
+    resources:
+      requests:
+        cpu: 1500m
+`
+}
+
+const gangGroup = `apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata:
+  name: train
+spec:
+  schedulingPolicy:
+    gang:
+      minCount: 2
+`
+
+func TestATimelineCreatesAndDeletesPodGroups(t *testing.T) {
+	tests := []struct {
+		name      string
+		steps     string
+		wantBound int
+		wantErr   string
+	}{
+		{name: "members waiting for their PodGroup bind when a step creates it",
+			steps:     scenarioHead + "  - at: 10m\n    create:\n    - " + indent(gangGroup) + "\n",
+			wantBound: 2},
+		{name: "a PodGroup deleted after its gang was placed leaves the members running",
+			steps:     scenarioHead + "  - at: 10m\n    create:\n    - " + indent(gangGroup) + "\n  - at: 20m\n    delete: [{kind: PodGroup, name: train}]\n",
+			wantBound: 2},
+		{name: "members whose PodGroup never comes stay pending",
+			steps:     scenarioHead + "  - at: 10m\n    create:\n    - " + indent(strings.ReplaceAll(gangGroup, "name: train", "name: other")) + "\n",
+			wantBound: 0},
+		{name: "deleting a PodGroup that is not there names it",
+			steps:   scenarioHead + "  - at: 10m\n    delete: [{kind: PodGroup, name: nope}]\n",
+			wantErr: "PodGroup default/nope not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := simtest.WriteFile(t, "c.yaml", gangNodes+gangMember("w1")+gangMember("w2")+"---\n"+tt.steps)
+			c, err := loading.Load([]string{path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := simulator.NewWorld(context.Background(), c, simtest.PodGroupConfig(t), simtest.PodGroupRegistry(), 1,
+				scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = timeline.Run(context.Background(), w)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound := 0
+			for _, p := range w.Store.Pods() {
+				if p.Spec.NodeName != "" {
+					bound++
+				}
+			}
+			if bound != tt.wantBound {
+				t.Errorf("%d pods bound, want %d", bound, tt.wantBound)
+			}
+			for _, e := range w.CheckInvariants() {
+				t.Errorf("invariant: %v", e)
+			}
+		})
+	}
+}
+
+// indent makes a YAML document an item of a step's create list.
+func indent(doc string) string {
+	return strings.ReplaceAll(strings.TrimRight(doc, "\n"), "\n", "\n      ")
+}
