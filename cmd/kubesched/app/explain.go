@@ -95,6 +95,7 @@ spec.nodeName.`,
 				return fmt.Errorf("explaining pod %s/%s: %w", pod.Namespace, pod.Name, err)
 			}
 			questions.NoteOtherPending(rep, pending)
+			questions.NoteGroup(rep, w, pod, false)
 			return rep.Write(s.out, opts.Output)
 		},
 	}

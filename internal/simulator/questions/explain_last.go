@@ -33,6 +33,7 @@ func ExplainLastAttempt(ctx context.Context, w *simulator.World) (*report.Explai
 	}
 	last := s.At
 	r.LastAttempt = &last
+	NoteGroup(r, w, s.Pod, true)
 	return r, nil
 }
 
