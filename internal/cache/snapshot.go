@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -34,6 +35,11 @@ type Snapshot struct {
 	seq                 uint64
 	logStart, validFrom uint64
 	log                 []int32
+
+	// placement limits the candidate nodes of a pod group's cycle
+	// (AssumePlacement); nil: every node.
+	placement    *framework.Placement
+	placementSet map[string]bool
 }
 
 // maxChangeLog bounds the change log; a memo that has not looked for
@@ -90,6 +96,71 @@ func (s *Snapshot) rebuilt() {
 	s.seq++
 	s.log = s.log[:0]
 	s.logStart, s.validFrom = s.seq, s.seq
+	if s.placement != nil {
+		// A node left (the cluster mode refreshes the snapshot between
+		// a group's members): the placement keeps the nodes still here.
+		kept := make([]*framework.NodeInfo, 0, len(s.placement.Nodes))
+		for _, ni := range s.placement.Nodes {
+			if s.nodeInfoMap[ni.NodeName()] == ni {
+				kept = append(kept, ni)
+			}
+		}
+		s.placement = &framework.Placement{Name: s.placement.Name, Nodes: kept}
+	}
+}
+
+// AssumePlacement limits the nodes a pod group's members may land on to
+// the placement's (upstream's Snapshot.AssumePlacement): the Filter
+// candidates, the count in a FitError, the nominated node. Plugins still
+// see every node through List. A placement of every node, or nil, is no
+// limit. Its nodes must be in this snapshot; they are taken by name (the
+// cluster mode may have refreshed the snapshot since the placement was
+// made, where upstream's snapshot stays as it was for the group's cycle).
+func (s *Snapshot) AssumePlacement(p *framework.Placement) error {
+	s.ForgetPlacement()
+	if p == nil || len(p.Nodes) == len(s.nodeInfoList) {
+		return nil
+	}
+	set := make(map[string]bool, len(p.Nodes))
+	nodes := p.Nodes
+	for i, ni := range p.Nodes {
+		name := ni.NodeName()
+		cur, ok := s.nodeInfoMap[name]
+		if !ok {
+			return fmt.Errorf("node %s in placement is not present in snapshot", name)
+		}
+		if cur != ni {
+			if &nodes[0] == &p.Nodes[0] {
+				nodes = slices.Clone(p.Nodes)
+			}
+			nodes[i] = cur
+		}
+		set[name] = true
+	}
+	if &nodes[0] != &p.Nodes[0] {
+		p = &framework.Placement{Name: p.Name, Nodes: nodes}
+	}
+	s.placement, s.placementSet = p, set
+	return nil
+}
+
+// ForgetPlacement lifts the limit.
+func (s *Snapshot) ForgetPlacement() { s.placement, s.placementSet = nil, nil }
+
+// ListInPlacement lists the candidate nodes: the placement's, or every node.
+func (s *Snapshot) ListInPlacement() []*framework.NodeInfo {
+	if s.placement != nil {
+		return s.placement.Nodes
+	}
+	return s.nodeInfoList
+}
+
+// NumInPlacement counts ListInPlacement's nodes.
+func (s *Snapshot) NumInPlacement() int { return len(s.ListInPlacement()) }
+
+// InPlacement tells whether a node is a candidate.
+func (s *Snapshot) InPlacement(name string) bool {
+	return s.placement == nil || s.placementSet[name] && s.nodeInfoMap[name] != nil
 }
 
 var _ framework.SharedLister = &Snapshot{}

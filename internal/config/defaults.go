@@ -49,6 +49,10 @@ var DefaultMultiPoint = []configv1.Plugin{
 	// Appended with the GenericWorkload gate on (upstream's
 	// applyGangScheduling); the registry has it only then.
 	{Name: "GangScheduling"},
+	// Appended with the TopologyAwareWorkloadScheduling gate on (upstream's
+	// applyTopologyAwareWorkloadScheduling); the registry has them only then.
+	{Name: "TopologyPlacementGenerator"},
+	{Name: "PodGroupPodsCount", Weight: ptr.To[int32](1)},
 }
 
 // SetDefaults fills every unset field with upstream's default. known is

@@ -102,6 +102,16 @@ func New() featuregate.MutableFeatureGate {
 	if err := g.Add(defaults); err != nil {
 		panic(err) // a programming error in the table above
 	}
+	// kube-scheduler v1.37.2's dependencies among these gates: turning one
+	// on without what it needs fails as there ("X is enabled, but depends
+	// on features that are disabled: [...]").
+	if err := g.AddDependencies(map[featuregate.Feature][]featuregate.Feature{
+		TopologyAwareWorkloadScheduling: {GenericWorkload},
+		CompositePodGroup:               {GenericWorkload, TopologyAwareWorkloadScheduling},
+		DRAWorkloadResourceClaims:       {DynamicResourceAllocation, GenericWorkload},
+	}); err != nil {
+		panic(err)
+	}
 	return g
 }
 
@@ -109,7 +119,7 @@ func New() featuregate.MutableFeatureGate {
 // kubesched does not build yet.
 func Unbuilt(g featuregate.FeatureGate) error {
 	var on []string
-	for _, f := range []featuregate.Feature{TopologyAwareWorkloadScheduling, CompositePodGroup, DRAWorkloadResourceClaims} {
+	for _, f := range []featuregate.Feature{CompositePodGroup, DRAWorkloadResourceClaims} {
 		if g.Enabled(f) {
 			on = append(on, string(f)+"=true")
 		}
@@ -117,7 +127,7 @@ func Unbuilt(g featuregate.FeatureGate) error {
 	if len(on) == 0 {
 		return nil
 	}
-	return fmt.Errorf("--feature-gates: %s: topology-aware placements, composite pod groups and workload resource claims are not built in kubesched yet (GenericWorkload is); kube-scheduler v1.37.2 has them off by default", strings.Join(on, ", "))
+	return fmt.Errorf("--feature-gates: %s: composite pod groups and workload resource claims are not built in kubesched yet (GenericWorkload and TopologyAwareWorkloadScheduling are); kube-scheduler v1.37.2 has them off by default", strings.Join(on, ", "))
 }
 
 // DRAFeatures are the structured allocator's features as the gates set

@@ -21,8 +21,8 @@ import (
 
 // A pod group's cycle (the GenericWorkload gate), after kube-scheduler
 // v1.37.2's schedule_one_podgroup.go, for groups without a parent
-// (CompositePodGroup) and without placements (TopologyAwareWorkload-
-// Scheduling), both alpha:
+// (CompositePodGroup, alpha); placements (TopologyAwareWorkloadScheduling,
+// alpha) are schedule_one_placement.go's:
 //
 //	scheduleOnePodGroup: the group's object from the cache, validation
 //	  (one scheduler name, the group's priority on every pod, one
@@ -99,7 +99,7 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 	}
 	logger.V(3).Info("Attempting to schedule pod group")
 	start := s.clock.Now()
-	results, status := s.podGroupAlgorithm(ctx, fwk, g, false)
+	results, status := s.podGroupSchedulingAlgorithm(ctx, fwk, g, false)
 	metrics.PodGroupSchedulingAlgorithmDuration.Observe(s.clock.Since(start).Seconds())
 	// Members not tried (an early stop) take the group's status, before
 	// preemption nominates them too (upstream's completePodGroupAlgorithmResult).
@@ -199,15 +199,35 @@ func (s *Scheduler) validatePodGroup(e *framework.QueuedPodInfo) error {
 	return nil
 }
 
-// podGroupAlgorithm is upstream's podGroupSchedulingDefaultAlgorithm: it
-// returns a result per member tried (the ones after an early stop are
-// completed by the caller) and the group's status: Success (placed, at
-// least one pod), Unschedulable, or Error.
+// podGroupSchedulingAlgorithm runs the group's algorithm (within each
+// candidate placement with TopologyAwareWorkloadScheduling) and returns a
+// result per member tried (the ones after an early stop are completed by
+// the caller) and the group's status: Success (placed, at least one pod),
+// Unschedulable, or Error. Every placement is undone before it returns.
+func (s *Scheduler) podGroupSchedulingAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, dry bool) ([]memberResult, *framework.Status) {
+	var results []memberResult
+	var status *framework.Status
+	var anyScheduled bool
+	if s.placements {
+		results, status, anyScheduled = s.podGroupPlacementAlgorithm(ctx, fwk, g, dry)
+	} else {
+		results, status, anyScheduled = s.podGroupAlgorithm(ctx, fwk, g, dry)
+	}
+	if status.IsSuccess() && !anyScheduled {
+		// The framework asks for at least one pod placed.
+		status = podGroupUnschedulable()
+	}
+	return results, status
+}
+
+// podGroupAlgorithm is upstream's podGroupSchedulingDefaultAlgorithm on
+// the snapshot's candidate nodes: a result per member tried, the status,
+// and whether any member was placed.
 //
 // dry places the members in the snapshot only (a preemption dry run on a
 // snapshot the PodGroupPostFilter changed), not in the cache, and runs no
 // Reserve plugins; either way the placements are undone before it returns.
-func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, dry bool) ([]memberResult, *framework.Status) {
+func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, dry bool) ([]memberResult, *framework.Status, bool) {
 	var reverts []func()
 	defer func() {
 		for i := len(reverts) - 1; i >= 0; i-- {
@@ -217,15 +237,15 @@ func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framewor
 	results := make([]memberResult, 0, len(g.Members))
 	st, ok := s.Cache.PodGroupState(g.Namespace, g.Name)
 	if !ok {
-		return results, framework.AsStatus(fmt.Errorf("failed to get podGroup state for podGroup %s to compute gang feasibility: pod group state not found for pod group %s/%s", klog.KRef(g.Namespace, g.Name), g.Namespace, g.Name))
+		return results, framework.AsStatus(fmt.Errorf("failed to get podGroup state for podGroup %s to compute gang feasibility: pod group state not found for pod group %s/%s", klog.KRef(g.Namespace, g.Name), g.Namespace, g.Name)), false
 	}
 	progress := framework.PlacementProgress{Remaining: len(g.UnscheduledPods), Scheduled: st.ScheduledPodsCount()}
 	status := fwk.RunPlacementFeasiblePlugins(ctx, nil, g.PodGroupInfo, progress)
 	switch {
 	case status.Code() == framework.Error:
-		return results, framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", status.AsError()))
+		return results, framework.AsStatus(fmt.Errorf("failed to evaluate placement feasibility: %w", status.AsError())), false
 	case status.Code() == framework.Unschedulable:
-		return results, podGroupUnschedulable(status.Reasons()...)
+		return results, podGroupUnschedulable(status.Reasons()...), false
 	}
 	anyScheduled := false
 	for _, m := range g.Members {
@@ -256,11 +276,10 @@ func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framewor
 	if status.IsWait() {
 		status = podGroupUnschedulable(status.Reasons()...)
 	}
-	if status.IsSuccess() && !anyScheduled {
-		// The framework asks for at least one pod placed.
-		status = podGroupUnschedulable()
+	if !status.IsSuccess() {
+		anyScheduled = false
 	}
-	return results, status
+	return results, status, anyScheduled
 }
 
 // podGroupMemberAlgorithm runs the ordinary algorithm for one member
@@ -328,7 +347,7 @@ func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Fr
 // applyPodGroupPostFilterResult).
 func (s *Scheduler) runPodGroupPostFilter(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, results []memberResult, status *framework.Status) (*framework.Status, bool) {
 	schedule := func(ctx context.Context) ([]framework.ProposedAssignment, *framework.Status) {
-		rs, st := s.podGroupAlgorithm(ctx, fwk, g, true)
+		rs, st := s.podGroupSchedulingAlgorithm(ctx, fwk, g, true)
 		var out []framework.ProposedAssignment
 		for _, r := range rs {
 			if r.host != "" {

@@ -110,6 +110,10 @@ type Scheduler struct {
 	// noExtenderBinding: WithoutExtenderBinding.
 	noExtenderBinding bool
 
+	// placements: pod groups' cycles try candidate placements (the
+	// TopologyAwareWorkloadScheduling gate; schedule_one_placement.go).
+	placements bool
+
 	failed    *failureMemo
 	cycleKey  failureKey
 	cycleMemo bool
@@ -256,6 +260,7 @@ func New(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, registry
 	if o.pluginFeatures.GenericWorkload {
 		s.Cache.EnablePodGroups()
 		podGroups = s.Cache
+		s.placements = o.pluginFeatures.TopologyAwareWorkloadScheduling
 	}
 	if o.noEquivalenceCache {
 		s.snapshot.WithoutChangeLog()

@@ -2,6 +2,9 @@ package simulator
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
@@ -92,7 +95,7 @@ func (w *World) CheckInvariants() []error {
 			}
 		}
 	}
-	errs = append(errs, w.checkGangs(ours)...)
+	errs = append(errs, w.checkGangs(ours, nodes)...)
 	return append(errs, w.Store.CheckClaims(nodes)...)
 }
 
@@ -101,7 +104,7 @@ func (w *World) CheckInvariants() []error {
 // bound before the run (a gang that was already running may have lost
 // members since). Members that finished or were preempted since count as
 // bound: they were.
-func (w *World) checkGangs(ours map[string]bool) []error {
+func (w *World) checkGangs(ours map[string]bool, nodes map[string]*v1.Node) []error {
 	groups := w.Store.PodGroups()
 	if len(groups) == 0 {
 		return nil
@@ -137,6 +140,52 @@ func (w *World) checkGangs(ours map[string]bool) []error {
 		}
 		if min := int(pg.Spec.SchedulingPolicy.Gang.MinCount); t.bound < min {
 			errs = append(errs, fmt.Errorf("pod group %s/%s: %d of its pods bound, fewer than its minCount %d (a gang is placed whole or not at all)", pg.Namespace, pg.Name, t.bound, min))
+		}
+	}
+	if w.Scheduler != nil && w.Scheduler.PlacementsEnabled() {
+		errs = append(errs, w.checkGroupDomains(pods, ours, nodes)...)
+	}
+	return errs
+}
+
+// checkGroupDomains: with placements (TopologyAwareWorkloadScheduling),
+// every pod of a group with a topology constraint that we bound is in the
+// same domain as the group's other bound pods.
+func (w *World) checkGroupDomains(pods []*v1.Pod, ours map[string]bool, nodes map[string]*v1.Node) []error {
+	keys := map[string]string{}
+	for _, pg := range w.Store.PodGroups() {
+		if c := pg.Spec.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
+			keys[framework.PodGroupKey(pg.Namespace, pg.Name)] = c.Topology[0].Key
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	domains := map[string]map[string]bool{}
+	anyOurs := map[string]bool{}
+	for _, p := range pods {
+		name := framework.PodGroupName(p)
+		k := framework.PodGroupKey(p.Namespace, name)
+		key, ok := keys[k]
+		if name == "" || !ok || p.Spec.NodeName == "" {
+			continue
+		}
+		d := "(no " + key + ")"
+		if n, ok := nodes[p.Spec.NodeName]; ok {
+			if v, ok := n.Labels[key]; ok {
+				d = v
+			}
+		}
+		if domains[k] == nil {
+			domains[k] = map[string]bool{}
+		}
+		domains[k][d] = true
+		anyOurs[k] = anyOurs[k] || ours[p.Namespace+"/"+p.Name]
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(domains)) {
+		if anyOurs[k] && len(domains[k]) > 1 {
+			errs = append(errs, fmt.Errorf("pod group %s: its pods are bound in %d domains of %s (%s), where its topology constraint asks for one", k, len(domains[k]), keys[k], strings.Join(slices.Sorted(maps.Keys(domains[k])), ", ")))
 		}
 	}
 	return errs

@@ -91,7 +91,12 @@ type FakeHandle struct {
 	// Gone are the pods (namespace/name) GetPod reports deleted; every
 	// other pod exists.
 	Gone []string
+	// Groups is what PodGroupManager returns.
+	Groups framework.PodGroupManager
 }
+
+// PodGroupManager implements framework.Handle.
+func (h FakeHandle) PodGroupManager() framework.PodGroupManager { return h.Groups }
 
 // Clock implements framework.Handle.
 func (h FakeHandle) Clock() clock.WithTicker {

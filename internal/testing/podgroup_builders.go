@@ -45,3 +45,12 @@ func (g *PodGroupWrapper) Namespace(ns string) *PodGroupWrapper {
 	g.ObjectMeta.Namespace = ns
 	return g
 }
+
+// Topology sets schedulingConstraints.topology to one key: the group is
+// placed within one value of that node label (TopologyAwareWorkloadScheduling).
+func (g *PodGroupWrapper) Topology(key string) *PodGroupWrapper {
+	g.Spec.SchedulingConstraints = &schedulingv1beta1.PodGroupSchedulingConstraints{
+		Topology: []schedulingv1beta1.TopologyConstraint{{Key: key}},
+	}
+	return g
+}

@@ -375,4 +375,7 @@ type Features struct {
 	// GenericWorkload: pod groups are scheduled as one (beta in v1.37,
 	// off by default).
 	GenericWorkload bool
+	// TopologyAwareWorkloadScheduling: a pod group's cycle tries candidate
+	// placements (alpha in v1.37, off by default; needs GenericWorkload).
+	TopologyAwareWorkloadScheduling bool
 }

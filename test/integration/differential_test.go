@@ -64,11 +64,15 @@ type scenario struct {
 	// podGroups: the API server serves scheduling.k8s.io/v1beta1 and both
 	// schedulers run with --feature-gates=GenericWorkload=true.
 	podGroups bool
-	run       func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
+	// placements: podGroups with TopologyAwareWorkloadScheduling too (on
+	// the API server, which keeps PodGroups' schedulingConstraints only
+	// then, and on both schedulers).
+	placements bool
+	run        func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation)
 }
 
 func TestDifferentialAgainstKubeScheduler(t *testing.T) {
-	for _, sc := range slices.Concat(differentialScenarios(), storageScenarios(), draScenarios(), extenderScenarios(), podGroupScenarios()) {
+	for _, sc := range slices.Concat(differentialScenarios(), storageScenarios(), draScenarios(), extenderScenarios(), podGroupScenarios(), placementScenarios()) {
 		sc := sc
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -84,7 +88,11 @@ func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation
 	o := newObservation()
 	t.Run(string(impl), func(t *testing.T) {
 		var apiArgs, flags []string
-		if sc.podGroups {
+		switch {
+		case sc.placements:
+			apiArgs = []string{"--runtime-config=scheduling.k8s.io/v1beta1=true", "--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true"}
+			flags = []string{"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true"}
+		case sc.podGroups:
 			apiArgs = []string{"--runtime-config=scheduling.k8s.io/v1beta1=true", "--feature-gates=GenericWorkload=true"}
 			flags = []string{"--feature-gates=GenericWorkload=true"}
 		}

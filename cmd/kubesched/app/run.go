@@ -150,6 +150,9 @@ func runScheduler(ctx context.Context, cc schedconfig.CompletedConfig, opts *opt
 	if cc.Features != nil && cc.Features.Enabled(features.GenericWorkload) {
 		informers.EnablePodGroups()
 		metrics.RegisterPodGroups()
+		if cc.Features.Enabled(features.TopologyAwareWorkloadScheduling) {
+			metrics.RegisterPlacements()
+		}
 	}
 	sched, err := scheduler.New(ctx, cfg, cc.Registry, world,
 		append(cc.SchedulerOptions(), scheduler.WithSeed(time.Now().UnixNano()), scheduler.WithListers(informers.Listers()))...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -123,6 +124,10 @@ type Framework struct {
 	// whole group (DefaultPreemption), when pod groups are on; upstream
 	// enables them at PodGroupPostFilter through MultiPoint.
 	podGroupPostFilter []framework.PodGroupPostFilterPlugin
+	// placementGenerate (at most one) and placementScore: the
+	// TopologyAwareWorkloadScheduling gate's extension points.
+	placementGenerate []framework.PlacementGeneratePlugin
+	placementScore    []weightedPlacementScore
 
 	// eq is the equivalence cache, nil when off or when no plugin of the
 	// profile can use it.
@@ -162,6 +167,14 @@ func (f *Framework) extensionPoints(p *configv1.Plugins) []extensionPoint {
 		{"PreBind", &p.PreBind, func(pl framework.Plugin) bool { return appendIf(&f.preBind, pl) }},
 		{"Bind", &p.Bind, func(pl framework.Plugin) bool { return appendIf(&f.bind, pl) }},
 		{"PostBind", &p.PostBind, func(pl framework.Plugin) bool { return appendIf(&f.postBind, pl) }},
+		{"PlacementGenerate", &p.PlacementGenerate, func(pl framework.Plugin) bool { return appendIf(&f.placementGenerate, pl) }},
+		{"PlacementScore", &p.PlacementScore, func(pl framework.Plugin) bool {
+			sp, ok := pl.(framework.PlacementScorePlugin)
+			if ok {
+				f.placementScore = append(f.placementScore, weightedPlacementScore{PlacementScorePlugin: sp})
+			}
+			return ok
+		}},
 	}
 }
 
@@ -193,6 +206,10 @@ func implements(pl framework.Plugin, point string) bool {
 		_, ok = pl.(framework.BindPlugin)
 	case "PostBind":
 		_, ok = pl.(framework.PostBindPlugin)
+	case "PlacementGenerate":
+		_, ok = pl.(framework.PlacementGeneratePlugin)
+	case "PlacementScore":
+		_, ok = pl.(framework.PlacementScorePlugin)
 	}
 	return ok
 }
@@ -259,6 +276,16 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 			weights[e.Name] = int64(*e.Weight)
 		}
 	}
+	// PlacementScore weights: the point's own list first, then MultiPoint's
+	// (upstream's getValidScoreWeights: the first mention wins, 0 is 1).
+	placementWeights := map[string]int64{}
+	for _, e := range slices.Concat(p.PlacementScore.Enabled, p.MultiPoint.Enabled) {
+		if _, ok := placementWeights[e.Name]; !ok && e.Weight != nil {
+			placementWeights[e.Name] = int64(*e.Weight)
+		} else if !ok {
+			placementWeights[e.Name] = 0
+		}
+	}
 	for _, name := range names {
 		factory, ok := registry[name]
 		if !ok {
@@ -317,11 +344,21 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 		}
 		f.score[i].weight = w
 	}
+	for i := range f.placementScore {
+		w := placementWeights[f.placementScore[i].Name()]
+		if w == 0 {
+			w = 1
+		}
+		f.placementScore[i].weight = w
+	}
 	if len(f.queueSort) != 1 {
 		return nil, fmt.Errorf("profile %q: exactly one queue sort plugin must be enabled, found %d", prof.SchedulerName, len(f.queueSort))
 	}
 	if len(f.bind) == 0 {
 		return nil, fmt.Errorf("profile %q: at least one bind plugin is needed", prof.SchedulerName)
+	}
+	if len(f.placementGenerate) > 1 {
+		return nil, fmt.Errorf("at most one placement generate plugin is allowed for profile with scheduler name %q", prof.SchedulerName)
 	}
 	if opts.PodGroups != nil {
 		// Upstream takes GangScheduling as the only PlacementFeasible

@@ -33,6 +33,8 @@ import (
 	"github.com/kubesched/kubesched/pkg/framework"
 	"github.com/kubesched/kubesched/pkg/plugins"
 	"github.com/kubesched/kubesched/pkg/plugins/gangscheduling"
+	"github.com/kubesched/kubesched/pkg/plugins/podgrouppodscount"
+	"github.com/kubesched/kubesched/pkg/plugins/topologyaware"
 )
 
 // DefaultConfig is the default KubeSchedulerConfiguration, validated.
@@ -203,12 +205,50 @@ func PodGroupRegistry() fwkruntime.Registry {
 	return r
 }
 
+// PlacementRegistry is PodGroupRegistry with the placement plugins, as
+// the TopologyAwareWorkloadScheduling gate makes it.
+func PlacementRegistry() fwkruntime.Registry {
+	r := PodGroupRegistry()
+	r[topologyaware.Name] = topologyaware.New
+	r[podgrouppodscount.Name] = podgrouppodscount.New
+	return r
+}
+
 // PodGroupConfig is the default configuration with the GenericWorkload
 // gate on: GangScheduling joins the default profile.
 func PodGroupConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
+	return defaultConfigOf(t, PodGroupRegistry())
+}
+
+// PlacementConfig is the default configuration with the
+// TopologyAwareWorkloadScheduling gate on too: TopologyPlacementGenerator
+// and PodGroupPodsCount join the default profile.
+func PlacementConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
+	return defaultConfigOf(t, PlacementRegistry())
+}
+
+// SimulatePlacements runs a cluster with GenericWorkload and
+// TopologyAwareWorkloadScheduling on and checks the invariants.
+func SimulatePlacements(t testing.TB, c *cluster.Cluster, seed int64) (*simulator.World, *report.Report) {
+	t.Helper()
+	opts := []scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true, TopologyAwareWorkloadScheduling: true})}
+	w, err := simulator.NewWorld(context.Background(), c, PlacementConfig(t), PlacementRegistry(), seed, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range w.CheckInvariants() {
+		t.Errorf("invariant broken: %v", err)
+	}
+	return w, w.Report()
+}
+
+func defaultConfigOf(t testing.TB, r fwkruntime.Registry) *configv1.KubeSchedulerConfiguration {
 	t.Helper()
 	cfg := &configv1.KubeSchedulerConfiguration{}
-	known := scheduler.Known(PodGroupRegistry())
+	known := scheduler.Known(r)
 	config.SetDefaults(cfg, known)
 	if errs := config.Validate(cfg, known); len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())

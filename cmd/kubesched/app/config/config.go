@@ -37,6 +37,7 @@ func (c *Config) SchedulerOptions() []scheduler.Option {
 			scheduler.WithPluginFeatures(framework.Features{
 				TaintTolerationComparisonOperators: c.Features.Enabled(features.TaintTolerationComparisonOperators),
 				GenericWorkload:                    c.Features.Enabled(features.GenericWorkload),
+				TopologyAwareWorkloadScheduling:    c.Features.Enabled(features.TopologyAwareWorkloadScheduling),
 			}))
 	}
 	return opts

@@ -24,6 +24,8 @@ import (
 	"github.com/kubesched/kubesched/internal/features"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/pkg/plugins/gangscheduling"
+	"github.com/kubesched/kubesched/pkg/plugins/podgrouppodscount"
+	"github.com/kubesched/kubesched/pkg/plugins/topologyaware"
 )
 
 // Options are the flags shared by every command, plus each command's own.
@@ -231,6 +233,10 @@ func (o *Options) Config(registry runtime.Registry) (*schedconfig.Config, error)
 		// Pod groups' plugin exists only with its gate, as the other
 		// plugins upstream adds to the default profile with a gate.
 		registry[gangscheduling.Name] = gangscheduling.New
+		if o.Features.Enabled(features.TopologyAwareWorkloadScheduling) {
+			registry[topologyaware.Name] = topologyaware.New
+			registry[podgrouppodscount.Name] = podgrouppodscount.New
+		}
 	}
 	known := sets.New[string]()
 	for name := range registry {
