@@ -35,6 +35,7 @@ const (
 const (
 	GenericWorkload                 featuregate.Feature = "GenericWorkload"
 	TopologyAwareWorkloadScheduling featuregate.Feature = "TopologyAwareWorkloadScheduling"
+	WorkloadWithJob                 featuregate.Feature = "WorkloadWithJob"
 	CompositePodGroup               featuregate.Feature = "CompositePodGroup"
 )
 
@@ -73,6 +74,10 @@ var defaults = map[featuregate.Feature]featuregate.FeatureSpec{
 	GenericWorkload:                 {Default: false, PreRelease: featuregate.Beta},
 	TopologyAwareWorkloadScheduling: {Default: false, PreRelease: featuregate.Alpha},
 	CompositePodGroup:               {Default: false, PreRelease: featuregate.Alpha},
+	// WorkloadWithJob is kube-controller-manager's (the Job controller
+	// gives new Jobs a Workload and a PodGroup); simulate plays that
+	// controller.
+	WorkloadWithJob: {Default: false, PreRelease: featuregate.Alpha},
 
 	DynamicResourceAllocation:    {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	DRAAdminAccess:               {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
@@ -109,6 +114,7 @@ func New() featuregate.MutableFeatureGate {
 		TopologyAwareWorkloadScheduling: {GenericWorkload},
 		CompositePodGroup:               {GenericWorkload, TopologyAwareWorkloadScheduling},
 		DRAWorkloadResourceClaims:       {DynamicResourceAllocation, GenericWorkload},
+		WorkloadWithJob:                 {GenericWorkload},
 	}); err != nil {
 		panic(err)
 	}

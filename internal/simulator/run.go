@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 
 	"github.com/kubesched/kubesched/internal/queue"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -179,7 +180,14 @@ func (w *World) Change(change func() error) (created, deleted int, err error) {
 			return 0, 0, err
 		}
 	}
+	groups, refused := len(c.PodGroups), len(c.ControllerErrors)
 	c.Reconcile()
+	if len(c.ControllerErrors) > refused {
+		return 0, 0, c.ControllerErrors[refused]
+	}
+	if err := w.adoptPodGroups(c.PodGroups[groups:]); err != nil {
+		return 0, 0, err
+	}
 	w.adopt(pods, ordered, rs, others)
 	if w.run.err != nil {
 		return 0, 0, w.run.err
@@ -189,6 +197,26 @@ func (w *World) Change(change func() error) (created, deleted int, err error) {
 		created += len(o.Waiting)
 	}
 	return created, w.book.deletions - deletions, nil
+}
+
+// adoptPodGroups brings into the world the PodGroups the controllers made
+// (a Job's, with WorkloadWithJob), before their pods.
+func (w *World) adoptPodGroups(groups []*schedulingv1beta1.PodGroup) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	if err := loading.DefaultPodGroups(w.Cluster, groups); err != nil {
+		return err
+	}
+	if !w.Scheduler.Cache.PodGroupsEnabled() {
+		return nil
+	}
+	for _, pg := range groups {
+		if err := w.Store.AddPodGroup(pg); err != nil {
+			return fmt.Errorf("create PodGroup %s/%s: %w", pg.Namespace, pg.Name, err)
+		}
+	}
+	return nil
 }
 
 // adopt brings into the world what the controllers created since the

@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -145,4 +146,19 @@ func (p *PodWrapper) Owned(apiVersion, kind, name string) *PodWrapper {
 	t := true
 	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, Controller: &t})
 	return p
+}
+
+// GangIn sets spec.scheduling (the WorkloadWithJob gate): a gang whose
+// minCount is left to the Job controller (the parallelism), held within
+// one value of topologyKey when it is not "".
+func (j *JobWrapper) GangIn(topologyKey string) *JobWrapper {
+	j.Spec.Scheduling = &batchv1.JobSchedulingConfiguration{
+		SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{}},
+	}
+	if topologyKey != "" {
+		j.Spec.Scheduling.SchedulingConstraints = &schedulingv1alpha3.WorkloadPodGroupSchedulingConstraints{
+			Topology: []schedulingv1alpha3.TopologyConstraint{{Key: topologyKey}},
+		}
+	}
+	return j
 }

@@ -187,6 +187,14 @@ func createWorkload(t *testing.T, c kubernetes.Interface, ns string, o runtime.O
 // manifest and loads it as simulate does.
 func loadStored(t *testing.T, c kubernetes.Interface, ns string) *simcluster.Cluster {
 	t.Helper()
+	return loadStoredWith(t, c, ns, loading.Options{}, false)
+}
+
+// loadStoredWith is loadStored with the loader's options; fresh drops the
+// Jobs' status (the simulator then sees Jobs that never started, as the
+// Job controller saw them when it made their pods).
+func loadStoredWith(t *testing.T, c kubernetes.Interface, ns string, opts loading.Options, fresh bool) *simcluster.Cluster {
+	t.Helper()
 	ctx := context.Background()
 	var items []interface{}
 	add := func(apiVersion, kind string, m *metav1.ObjectMeta, obj interface{}) {
@@ -232,6 +240,9 @@ func loadStored(t *testing.T, c kubernetes.Interface, ns string) *simcluster.Clu
 	jobs, err := c.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
 	must(t, err)
 	for i := range jobs.Items {
+		if fresh {
+			jobs.Items[i].Status = batchv1.JobStatus{}
+		}
 		add("batch/v1", "Job", &jobs.Items[i].ObjectMeta, &jobs.Items[i])
 	}
 	dss, err := c.AppsV1().DaemonSets(ns).List(ctx, metav1.ListOptions{})
@@ -241,7 +252,7 @@ func loadStored(t *testing.T, c kubernetes.Interface, ns string) *simcluster.Clu
 	}
 	b, err := yaml.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
 	must(t, err)
-	cluster, err := loading.LoadFrom([]string{"-"}, bytes.NewReader(b))
+	cluster, err := loading.LoadWith([]string{"-"}, bytes.NewReader(b), opts)
 	if err != nil {
 		t.Fatalf("loading the stored workloads: %v", err)
 	}

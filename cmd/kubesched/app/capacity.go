@@ -134,7 +134,7 @@ gives no answer: capacity says so and exits non-zero.`,
 				var target func(*simulator.World, *v1.Pod) bool
 				if workload != "" {
 					files := append(slices.Clone(opts.Files), workload)
-					load = func() (*simcluster.Cluster, error) { return loading.LoadFrom(files, s.in) }
+					load = func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, loadOptions(cc.Features)) }
 					wc, err := load()
 					if err != nil {
 						return fmt.Errorf("--workload: %w", err)
@@ -151,7 +151,7 @@ gives no answer: capacity says so and exits non-zero.`,
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
 			}
 			if workload != "" {
-				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, newWorld, progress, max, opts.Output)
+				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, loadOptions(cc.Features), newWorld, progress, max, opts.Output)
 			}
 			pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
 			if err != nil {
@@ -195,13 +195,13 @@ func writeJSON(s streams, v interface{}) error {
 }
 
 // capacityOfWorkload answers capacity --workload.
-func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
+func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, lo loading.Options, newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
 	if slices.Contains(files, "-") && file == "-" {
 		return fmt.Errorf("--workload -: the standard input can be read only once")
 	}
 	// The workload is read with the cluster: its pods may name the
 	// cluster's PriorityClasses, namespaces and storage classes.
-	cluster, err := loading.LoadFrom(append(slices.Clone(files), file), s.in)
+	cluster, err := loading.LoadWith(append(slices.Clone(files), file), s.in, lo)
 	if err != nil {
 		return fmt.Errorf("--workload: %w", err)
 	}

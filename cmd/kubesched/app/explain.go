@@ -109,7 +109,7 @@ spec.nodeName.`,
 }
 
 func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1.Pod, error) {
-	cluster, err := loading.LoadFrom(opts.Files, s.in)
+	cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(opts.Features))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -127,7 +127,7 @@ type questionWorlds struct {
 // setUpQuestion loads the cluster files and builds the world maker of
 // the completed configuration.
 func setUpQuestion(ctx context.Context, s streams, files []string, cc schedconfig.CompletedConfig) (*questionWorlds, error) {
-	q := &questionWorlds{load: func() (*simcluster.Cluster, error) { return loading.LoadFrom(files, s.in) }}
+	q := &questionWorlds{load: func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, loadOptions(cc.Features)) }}
 	c, err := q.load()
 	if err != nil {
 		return nil, err

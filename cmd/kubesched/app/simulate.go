@@ -76,7 +76,7 @@ The same input and seed give the same output, byte for byte.`,
 				return simulateCompare(cmd.Context(), s, opts, cc, registry, compare)
 			}
 			start := time.Now()
-			cluster, err := loading.LoadFrom(opts.Files, s.in)
+			cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(cc.Features))
 			if err != nil {
 				return err
 			}
@@ -189,7 +189,7 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 		}
 	}
 	run := func(cc schedconfig.CompletedConfig, first bool) (*simulator.World, error) {
-		cluster, err := loading.LoadFrom(opts.Files, bytes.NewReader(stdin))
+		cluster, err := loading.LoadWith(opts.Files, bytes.NewReader(stdin), loadOptions(cc.Features))
 		if err != nil {
 			return nil, err
 		}
@@ -292,6 +292,12 @@ func startProfile(cpuPath, memPath string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close(); writeAllocs() }, nil
 }
 
+// loadOptions are what the gates change in the controllers the loader
+// plays: WorkloadWithJob gives new Jobs a PodGroup.
+func loadOptions(gates featuregate.FeatureGate) loading.Options {
+	return loading.Options{JobPodGroups: gates != nil && gates.Enabled(features.WorkloadWithJob)}
+}
+
 // reportSkipped tells on stderr what the load took as it is but the user
 // may not have meant: the kinds it skipped, and its warnings.
 //
@@ -303,6 +309,17 @@ func reportSkipped(s streams, c *simcluster.Cluster, gates featuregate.FeatureGa
 	}
 	if len(c.PodGroups) > 0 && (gates == nil || !gates.Enabled(features.GenericWorkload)) {
 		fmt.Fprintf(s.errOut, "warning: %d PodGroup(s) ignored and their pods scheduled one by one: pod groups need --feature-gates=GenericWorkload=true (off by default, as in kube-scheduler v1.37)\n", len(c.PodGroups))
+	}
+	if gates == nil || !gates.Enabled(features.WorkloadWithJob) {
+		n := 0
+		for _, j := range c.Jobs {
+			if j.Spec.Scheduling != nil {
+				n++
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(s.errOut, "warning: spec.scheduling of %d Job(s) ignored (the API server drops it): a Job's PodGroup needs --feature-gates=WorkloadWithJob=true (alpha, off by default, as in kube-controller-manager v1.37)\n", n)
+		}
 	}
 	if len(c.Skipped) == 0 {
 		return

@@ -64,6 +64,15 @@ type Cluster struct {
 	// PodGroups are scheduling.k8s.io/v1beta1 PodGroups (the
 	// GenericWorkload gate schedules each as one).
 	PodGroups []*schedulingv1beta1.PodGroup
+	// JobPodGroups: the Job controller gives each new Job a PodGroup (the
+	// WorkloadWithJob gate; jobgroups.go). Set before RunControllers.
+	JobPodGroups bool
+	// PodGroupSources says where each PodGroup came from (namespace/name
+	// -> "file: document N", or its Job's source).
+	PodGroupSources map[string]string
+	// ControllerErrors are input the controllers refused (a Job's invalid
+	// spec.scheduling), each naming where it was read.
+	ControllerErrors []error
 }
 
 // New returns an empty cluster, ready to Add to.
@@ -104,6 +113,10 @@ func (c *Cluster) Add(source string, obj runtime.Object) {
 		c.Jobs = append(c.Jobs, o)
 	case *schedulingv1beta1.PodGroup:
 		c.PodGroups = append(c.PodGroups, o)
+		if c.PodGroupSources == nil {
+			c.PodGroupSources = map[string]string{}
+		}
+		c.PodGroupSources[o.Namespace+"/"+o.Name] = source
 	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
 		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity,
 		*resourceapi.DeviceClass, *resourceapi.ResourceSlice, *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.DeviceTaintRule:

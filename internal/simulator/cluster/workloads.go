@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -97,7 +98,7 @@ func (c *Cluster) newControllers() *controllers {
 		}
 		taken[PodKey(p)] = true
 	}
-	e := &controllers{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, index: map[string]int{}, done: map[string]map[string]bool{}}
+	e := &controllers{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, index: map[string]int{}, done: map[string]map[string]bool{}, jobGroups: map[string]*schedulingv1beta1.PodGroup{}}
 	c.controllers = e
 	for _, p := range c.Pods {
 		e.own(p)
@@ -138,6 +139,9 @@ type controllers struct {
 	// done holds the completion indexes an Indexed Job's finished pods
 	// took, by kind/namespace/name.
 	done map[string]map[string]bool
+	// jobGroups are the PodGroups made for Jobs (jobgroups.go), by
+	// kind/namespace/name.
+	jobGroups map[string]*schedulingv1beta1.PodGroup
 	// live, when set (a timeline), gives a pod's current state in the
 	// world, nil once it is gone (deleted, finished, evicted); a pod not
 	// created yet is itself.
@@ -394,9 +398,18 @@ func (e *controllers) job(j *batchv1.Job, source string) {
 	for ix := range e.done[ownerKey("Job", j.Namespace, j.Name)] {
 		running[ix] = true
 	}
+	pg, err := e.jobPodGroup(j, activePods, source)
+	if err != nil {
+		// Where the input was read: loading.SourceError's format.
+		e.c.ControllerErrors = append(e.c.ControllerErrors, fmt.Errorf("%s (Job %s/%s): %w", source, j.Namespace, j.Name, err))
+		return
+	}
 	for i, index := 0, 0; i < n; i++ {
 		p := podFromTemplate(&j.Spec.Template, &j.ObjectMeta, batchv1.SchemeGroupVersion.WithKind("Job"))
 		p.Finalizers = append(p.Finalizers, jobTrackingFinalizer)
+		if pg != nil {
+			joinGroup(p, pg)
+		}
 		prefix := j.Name + "-"
 		if indexed {
 			for running[strconv.Itoa(index)] {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -20,7 +21,60 @@ func applyDefaults(c *cluster.Cluster) error {
 	for _, o := range c.Ordered {
 		all = append(all, o.Waiting...)
 	}
-	return DefaultPods(c, all)
+	if err := DefaultPods(c, all); err != nil {
+		return err
+	}
+	return DefaultPodGroups(c, c.PodGroups)
+}
+
+// DefaultPodGroups applies the API's default disruptionMode (single) and
+// resolves PodGroups' priority from their priorityClassName as the
+// Priority admission plugin does (with GenericWorkload): the class's
+// value, or the global default's, or 0; a priority already set must be
+// that value.
+func DefaultPodGroups(c *cluster.Cluster, groups []*schedulingv1beta1.PodGroup) error {
+	classes, globalDefault, globalValue := priorityClasses(c)
+	for _, pg := range groups {
+		if pg.Namespace == "" {
+			pg.Namespace = v1.NamespaceDefault
+		}
+		if pg.Spec.DisruptionMode == nil {
+			// The API's declared default (+default={"single": {}}).
+			pg.Spec.DisruptionMode = &schedulingv1beta1.DisruptionMode{Single: &schedulingv1beta1.SingleDisruptionMode{}}
+		}
+		var v int32
+		switch name := pg.Spec.PriorityClassName; {
+		case name != "":
+			var ok bool
+			if v, ok = classes[name]; !ok {
+				if !isSystemClass(name) {
+					return SourceError(c.PodGroupSources[pg.Namespace+"/"+pg.Name], "PodGroup "+pg.Namespace+"/"+pg.Name, fmt.Errorf("spec.priorityClassName: Not found: no PriorityClass with name %s was found", name))
+				}
+				v = systemClassValue(name)
+			}
+		case globalDefault != nil:
+			pg.Spec.PriorityClassName, v = *globalDefault, globalValue
+		}
+		if pg.Spec.Priority != nil && *pg.Spec.Priority != v {
+			return SourceError(c.PodGroupSources[pg.Namespace+"/"+pg.Name], "PodGroup "+pg.Namespace+"/"+pg.Name, fmt.Errorf("spec.priority: Forbidden: priority set in the pod group (%d) must match the priority computed (%d) based on the priority class set in the spec", *pg.Spec.Priority, v))
+		}
+		pg.Spec.Priority = &v
+	}
+	return nil
+}
+
+func priorityClasses(c *cluster.Cluster) (map[string]int32, *string, int32) {
+	classes := map[string]int32{}
+	var globalDefault *string
+	var globalValue int32
+	for _, pc := range c.PriorityClasses {
+		classes[pc.Name] = pc.Value
+		if pc.GlobalDefault {
+			name := pc.Name
+			globalDefault, globalValue = &name, pc.Value
+		}
+	}
+	return classes, globalDefault, globalValue
 }
 
 // DefaultNode applies the defaults a node gets: allocatable is its
@@ -38,16 +92,7 @@ func DefaultNode(n *v1.Node) {
 // creation, against the cluster's PriorityClasses) and checks that their
 // names are unique among them.
 func DefaultPods(c *cluster.Cluster, all []*v1.Pod) error {
-	classes := map[string]int32{}
-	var globalDefault *string
-	var globalValue int32
-	for _, pc := range c.PriorityClasses {
-		classes[pc.Name] = pc.Value
-		if pc.GlobalDefault {
-			name := pc.Name
-			globalDefault, globalValue = &name, pc.Value
-		}
-	}
+	classes, globalDefault, globalValue := priorityClasses(c)
 	seen := map[string]bool{}
 	for _, p := range all {
 		if p.Namespace == "" {

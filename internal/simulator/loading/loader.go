@@ -86,6 +86,18 @@ const StdinName = "<stdin>"
 
 // LoadFrom is Load with "-" read from stdin.
 func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
+	return LoadWith(paths, stdin, Options{})
+}
+
+// Options are what the feature gates change in what the controllers make
+// of the input.
+type Options struct {
+	// JobPodGroups: the WorkloadWithJob gate (cluster.Cluster.JobPodGroups).
+	JobPodGroups bool
+}
+
+// LoadWith is LoadFrom with options.
+func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, error) {
 	// Decoding is nearly all allocation of objects that stay: the collector
 	// runs less often meanwhile (unless GOGC says otherwise, or the
 	// command's starting heap has it off), and the memory it leaves is
@@ -118,7 +130,11 @@ func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
 		return nil, err
 	}
 	l.dropOrphans()
+	l.c.JobPodGroups = opts.JobPodGroups
 	l.c.RunControllers()
+	if len(l.c.ControllerErrors) > 0 {
+		return nil, l.c.ControllerErrors[0]
+	}
 	if err := applyDefaults(l.c); err != nil {
 		return nil, err
 	}

@@ -124,3 +124,70 @@ func TestATimelineCreatesAndDeletesPodGroups(t *testing.T) {
 func indent(doc string) string {
 	return strings.ReplaceAll(strings.TrimRight(doc, "\n"), "\n", "\n      ")
 }
+
+// gangJob is a Job of three 1500m workers as one gang (WorkloadWithJob).
+const gangJob = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  parallelism: 3
+  scheduling:
+    schedulingPolicy:
+      gang: {}
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: x
+        resources:
+          requests:
+            cpu: 1500m
+`
+
+func TestATimelineStepCreatesAGangJob(t *testing.T) {
+	tests := []struct {
+		name      string
+		nodes     string
+		wantBound int
+	}{
+		{name: "a gang Job a step creates is bound whole where it fits", nodes: gangNodes + "---\n" + strings.ReplaceAll(strings.SplitN(gangNodes, "---\n", 2)[0], "n1", "n3"), wantBound: 3},
+		{name: "a gang Job a step creates where only two of its three fit binds none", nodes: gangNodes, wantBound: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := simtest.WriteFile(t, "c.yaml", tt.nodes+"---\n"+scenarioHead+"  - at: 10m\n    create:\n    - "+indent(gangJob)+"\n")
+			c, err := loading.LoadWith([]string{path}, nil, loading.Options{JobPodGroups: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := simulator.NewWorld(context.Background(), c, simtest.PodGroupConfig(t), simtest.PodGroupRegistry(), 1,
+				scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := timeline.Run(context.Background(), w); err != nil {
+				t.Fatal(err)
+			}
+			bound, members := 0, 0
+			for _, p := range w.Store.Pods() {
+				if p.Spec.NodeName != "" {
+					bound++
+				}
+				if p.Spec.SchedulingGroup != nil {
+					members++
+				}
+			}
+			if bound != tt.wantBound || members != 3 {
+				t.Errorf("%d pods bound and %d in a group, want %d and 3", bound, members, tt.wantBound)
+			}
+			if len(w.Store.PodGroups()) != 1 {
+				t.Errorf("%d PodGroups in the world, want the Job's", len(w.Store.PodGroups()))
+			}
+			for _, e := range w.CheckInvariants() {
+				t.Errorf("invariant: %v", e)
+			}
+		})
+	}
+}

@@ -137,7 +137,10 @@ func create(w *simulator.World, obj runtime.Object, source string) error {
 		if o.Namespace == "" {
 			o.Namespace = v1.NamespaceDefault
 		}
-		c.PodGroups = append(c.PodGroups, o)
+		c.Add(source, o)
+		if err := loading.DefaultPodGroups(c, []*schedulingv1beta1.PodGroup{o}); err != nil {
+			return err
+		}
 		if w.Scheduler.Cache.PodGroupsEnabled() {
 			if err := w.Store.AddPodGroup(o); err != nil {
 				return fmt.Errorf("create PodGroup %s/%s: %w", o.Namespace, o.Name, err)
