@@ -318,17 +318,31 @@ func capacityHeadroom(ctx context.Context, s streams, load func() (*simcluster.C
 }
 
 func writeCapacity(s streams, r *questions.CapacityResult, pod *v1.Pod, max int) {
-	fmt.Fprintf(s.out, "%d more copies of %s fit.\n", r.Fits, r.Pod)
+	unit := "COPIES"
+	if r.GangPods > 0 {
+		// A gang's copy is the whole Job: the tables count its pods.
+		fmt.Fprintf(s.out, "%d more copies of %s (a gang of %d pods, each copy placed whole) fit.\n", r.Fits, r.Pod, r.GangPods)
+		unit = "PODS"
+	} else {
+		fmt.Fprintf(s.out, "%d more copies of %s fit.\n", r.Fits, r.Pod)
+	}
 	if r.Fits > 0 {
 		fmt.Fprintln(s.out)
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE\tCOPIES")
+		if len(r.Domains) > 0 {
+			fmt.Fprintln(tw, "DOMAIN\tCOPIES")
+			for _, d := range questions.SortedCounts(r.Domains) {
+				fmt.Fprintf(tw, "%s\t%d\n", d, r.Domains[d])
+			}
+			fmt.Fprintln(tw, "\t")
+		}
+		fmt.Fprintln(tw, "NODE\t"+unit)
 		for _, n := range questions.SortedCounts(r.Nodes) {
 			fmt.Fprintf(tw, "%s\t%d\n", n, r.Nodes[n])
 		}
 		if len(r.Zones) > 0 {
 			fmt.Fprintln(tw, "\t")
-			fmt.Fprintln(tw, "ZONE\tCOPIES")
+			fmt.Fprintln(tw, "ZONE\t"+unit)
 			for _, z := range questions.SortedCounts(r.Zones) {
 				fmt.Fprintf(tw, "%s\t%d\n", z, r.Zones[z])
 			}

@@ -26,6 +26,12 @@ type CapacityResult struct {
 	// Next is the copy that no longer fits; nil when the limit was
 	// reached first.
 	Next *NextCopy `json:"next,omitempty"`
+	// GangPods, for a Job whose pods form a gang, is how many pods each
+	// copy (the whole Job) has; Nodes and Zones then count pods, and
+	// Domains counts copies by the value of the group's topology key
+	// ("key=value").
+	GangPods int            `json:"gangPods,omitempty"`
+	Domains  map[string]int `json:"domains,omitempty"`
 }
 
 // AddNodesResult is capacity --add-nodes' answer.

@@ -12,6 +12,7 @@ import (
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 	"github.com/kubesched/kubesched/internal/simulator/timeline"
+	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 // WorkloadCapacity answers capacity --workload: the cluster (with the
@@ -47,6 +48,9 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 		}
 		replicas = func() int32 { return deref32(o.Spec.Replicas) }
 	case *batchv1.Job:
+		if members := gangMembers(w, o); members > 0 {
+			return gangCapacity(ctx, w, o, members, limit)
+		}
 		o.Spec.Template.Spec.PreemptionPolicy = &never
 		o.Spec.Completions = nil // room for parallel pods, not a run to completion
 		replicas = func() int32 { return deref32(o.Spec.Parallelism) }
@@ -120,4 +124,19 @@ func deref32(p *int32) int32 {
 		return 1
 	}
 	return *p
+}
+
+// gangMembers is how many pods the Job runs as one gang (its PodGroup has
+// the gang policy): its parallelism; 0 when its pods form no gang.
+func gangMembers(w *simulator.World, j *batchv1.Job) int {
+	for _, p := range w.Cluster.PodsOf("Job", j.Namespace, j.Name, w.Live) {
+		name := framework.PodGroupName(p)
+		for _, pg := range w.Cluster.PodGroups {
+			if pg.Namespace == p.Namespace && pg.Name == name && pg.Spec.SchedulingPolicy.Gang != nil && w.Scheduler.Cache.PodGroupsEnabled() {
+				return int(deref32(j.Spec.Parallelism))
+			}
+		}
+		return 0
+	}
+	return 0
 }
