@@ -232,7 +232,13 @@ func PlacementConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
 func SimulatePlacements(t testing.TB, c *cluster.Cluster, seed int64) (*simulator.World, *report.Report) {
 	t.Helper()
 	opts := []scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true, TopologyAwareWorkloadScheduling: true})}
-	w, err := simulator.NewWorld(context.Background(), c, PlacementConfig(t), PlacementRegistry(), seed, opts...)
+	return simulateChecked(t, c, PlacementConfig(t), PlacementRegistry(), seed, opts)
+}
+
+// simulateChecked runs a world of c to its end and checks the invariants.
+func simulateChecked(t testing.TB, c *cluster.Cluster, cfg *configv1.KubeSchedulerConfiguration, r fwkruntime.Registry, seed int64, opts []scheduler.Option) (*simulator.World, *report.Report) {
+	t.Helper()
+	w, err := simulator.NewWorld(context.Background(), c, cfg, r, seed, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,15 +267,5 @@ func defaultConfigOf(t testing.TB, r fwkruntime.Registry) *configv1.KubeSchedule
 func SimulatePodGroups(t testing.TB, c *cluster.Cluster, seed int64, opts ...scheduler.Option) (*simulator.World, *report.Report) {
 	t.Helper()
 	opts = append([]scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true})}, opts...)
-	w, err := simulator.NewWorld(context.Background(), c, PodGroupConfig(t), PodGroupRegistry(), seed, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range w.CheckInvariants() {
-		t.Errorf("invariant broken: %v", err)
-	}
-	return w, w.Report()
+	return simulateChecked(t, c, PodGroupConfig(t), PodGroupRegistry(), seed, opts)
 }
