@@ -96,7 +96,14 @@ func TestTopologyAwarePlacementsInSimulation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, _ := simtest.SimulatePlacements(t, rackCluster(tt.sizes, tt.unlabelled, tt.objs...), 1)
+			w, r := simtest.SimulatePlacements(t, rackCluster(tt.sizes, tt.unlabelled, tt.objs...), 1)
+			// The report's pod-group row agrees with the pods.
+			if len(r.PodGroups) != 1 {
+				t.Fatalf("report has %d pod groups, want 1", len(r.PodGroups))
+			}
+			if g := r.PodGroups[0]; g.Scheduled+g.Pending != g.Pods || (tt.wantRack != "" && g.Domain != tt.wantRack) {
+				t.Errorf("report's group %+v, want its pods counted and domain %q", g, tt.wantRack)
+			}
 			racks := map[string]string{}
 			for _, n := range w.Store.Nodes() {
 				racks[n.Name] = n.Labels[rackKey]

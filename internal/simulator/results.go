@@ -139,6 +139,7 @@ func (w *World) Report() *report.Report {
 	r.Summary.Nodes = len(r.Nodes)
 	r.Summary.Running = w.book.running
 	r.Workloads = w.workloadResults(r)
+	r.PodGroups = w.podGroupResults()
 	if w.timeline != nil {
 		r.Timeline = w.timeline.Report()
 	}

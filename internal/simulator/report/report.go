@@ -89,6 +89,29 @@ type WorkloadResult struct {
 	Reasons     []Reason `json:"reasons,omitempty"`
 }
 
+// PodGroupResult is a pod group at the end of the run: its policy, its
+// pods (bound and not), the domain of its topology key they are bound in,
+// and its PodGroupInitiallyScheduled condition.
+type PodGroupResult struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Policy is "gang" or "basic"; MinCount a gang's.
+	Policy   string `json:"policy"`
+	MinCount int    `json:"minCount,omitempty"`
+	// Topology is the key of its topology constraint; Domain the key's
+	// value on the nodes its bound pods are on.
+	Topology  string `json:"topology,omitempty"`
+	Domain    string `json:"domain,omitempty"`
+	Pods      int    `json:"pods"`
+	Scheduled int    `json:"scheduled"`
+	Pending   int    `json:"pending"`
+	// Condition is "True", "False" or "" (none written); Reason and
+	// Message are the condition's.
+	Condition string `json:"condition,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
 // Reason is a message shared by pending pods, with their count.
 type Reason struct {
 	Message string `json:"message"`
@@ -100,6 +123,9 @@ type Report struct {
 	Pods      []PodResult      `json:"pods"`
 	Nodes     []NodeResult     `json:"nodes"`
 	Workloads []WorkloadResult `json:"workloads,omitempty"`
+	// PodGroups are the pod groups (the GenericWorkload gate), by
+	// namespace/name.
+	PodGroups []PodGroupResult `json:"podGroups,omitempty"`
 	Summary   Summary          `json:"summary"`
 	// Timeline is a Scenario's replay, step by step and over time.
 	Timeline *TimelineReport `json:"timeline,omitempty"`

@@ -17,9 +17,10 @@ import (
 func writeReportJSON(out io.Writer, r *Report) error {
 	rest, err := json.MarshalIndent(struct {
 		Workloads []WorkloadResult `json:"workloads,omitempty"`
+		PodGroups []PodGroupResult `json:"podGroups,omitempty"`
 		Summary   Summary          `json:"summary"`
 		Timeline  *TimelineReport  `json:"timeline,omitempty"`
-	}{r.Workloads, r.Summary, r.Timeline}, "", "  ")
+	}{r.Workloads, r.PodGroups, r.Summary, r.Timeline}, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -160,6 +160,9 @@ func (r *Report) WriteTable(out io.Writer, show Show) error {
 	if len(r.Workloads) > 0 {
 		r.writeWorkloads(&buf)
 	}
+	if len(r.PodGroups) > 0 {
+		r.writePodGroups(&buf)
+	}
 	if r.Timeline != nil {
 		r.Timeline.writeTable(&buf)
 	}
@@ -336,4 +339,34 @@ func wholePercent(used, total int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d%%", PercentFloor(used, total))
+}
+
+// writePodGroups writes the pod-group table: each group placed whole (or
+// as far as a basic group goes) or pending, with its condition's message.
+func (r *Report) writePodGroups(buf *bytes.Buffer) {
+	buf.WriteString("\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "POD GROUP\tPOLICY\tPODS\tSCHEDULED\tPENDING\tDOMAIN\tSTATE")
+	for _, g := range r.PodGroups {
+		policy := g.Policy
+		if g.MinCount > 0 {
+			policy = fmt.Sprintf("gang of %d", g.MinCount)
+		}
+		domain := "-"
+		switch {
+		case g.Domain != "":
+			domain = g.Topology + "=" + g.Domain
+		case g.Topology != "":
+			domain = "one " + g.Topology
+		}
+		state := "not tried"
+		switch g.Condition {
+		case "True":
+			state = "placed"
+		case "False":
+			state = g.Reason + ": " + g.Message
+		}
+		fmt.Fprintf(tw, "%s/%s\t%s\t%d\t%d\t%d\t%s\t%s\n", g.Namespace, g.Name, policy, g.Pods, g.Scheduled, g.Pending, domain, state)
+	}
+	tw.Flush()
 }

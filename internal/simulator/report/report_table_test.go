@@ -206,3 +206,33 @@ Pods ml app=inference  2       5
 		t.Errorf("past 100 pending pods, the pods are listed one by one:\n%s", out.String())
 	}
 }
+
+func TestThePodGroupTableSaysWhereEachGroupStands(t *testing.T) {
+	tests := []struct {
+		name  string
+		group report.PodGroupResult
+		want  string
+	}{
+		{name: "a gang placed in one rack shows its domain and that it is placed",
+			group: report.PodGroupResult{Namespace: "default", Name: "train", Policy: "gang", MinCount: 4, Topology: "rack", Domain: "r2", Pods: 4, Scheduled: 4, Condition: "True", Reason: "Scheduled"},
+			want:  "default/train  gang of 4  4     4          0        rack=r2  placed"},
+		{name: "a pending gang held to a rack shows it asks for one and its condition",
+			group: report.PodGroupResult{Namespace: "default", Name: "infer", Policy: "gang", MinCount: 3, Topology: "rack", Pods: 3, Pending: 3, Condition: "False", Reason: "Unschedulable", Message: "no room"},
+			want:  "default/infer  gang of 3  3     0          3        one rack  Unschedulable: no room"},
+		{name: "a basic group without a condition yet is not tried",
+			group: report.PodGroupResult{Namespace: "default", Name: "web", Policy: "basic", Pods: 2, Pending: 2},
+			want:  "default/web  basic   2     0          2        -       not tried"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &report.Report{PodGroups: []report.PodGroupResult{tt.group}}
+			var b strings.Builder
+			if err := r.WriteTable(&b, report.ShowSummary); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "POD GROUP") || !strings.Contains(b.String(), tt.want) {
+				t.Errorf("table\n%s\nlacks %q", b.String(), tt.want)
+			}
+		})
+	}
+}
