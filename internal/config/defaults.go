@@ -159,6 +159,9 @@ func mergePlugins(defaults, custom *configv1.Plugins) *configv1.Plugins {
 		{&defaults.PreBind, &custom.PreBind, &out.PreBind},
 		{&defaults.Bind, &custom.Bind, &out.Bind},
 		{&defaults.PostBind, &custom.PostBind, &out.PostBind},
+		{&defaults.PlacementGenerate, &custom.PlacementGenerate, &out.PlacementGenerate},
+		{&defaults.PlacementScore, &custom.PlacementScore, &out.PlacementScore},
+		{&defaults.PodGroupPostFilter, &custom.PodGroupPostFilter, &out.PodGroupPostFilter},
 	} {
 		*p.o = mergePluginSet(*p.d, *p.c)
 	}
@@ -204,7 +207,7 @@ func pluginNames(p *configv1.Plugins) []string {
 	var names []string
 	seen := sets.New[string]()
 	for _, set := range []configv1.PluginSet{p.MultiPoint, p.PreEnqueue, p.QueueSort, p.PreFilter, p.Filter, p.PostFilter,
-		p.PreScore, p.Score, p.Reserve, p.Permit, p.PreBind, p.Bind, p.PostBind} {
+		p.PreScore, p.Score, p.Reserve, p.Permit, p.PreBind, p.Bind, p.PostBind, p.PlacementGenerate, p.PlacementScore, p.PodGroupPostFilter} {
 		for _, e := range set.Enabled {
 			if !seen.Has(e.Name) {
 				seen.Insert(e.Name)

@@ -92,6 +92,7 @@ func validatePlugins(p *field.Path, plugins *configv1.Plugins, known sets.Set[st
 		{"preFilter", plugins.PreFilter}, {"filter", plugins.Filter}, {"postFilter", plugins.PostFilter},
 		{"preScore", plugins.PreScore}, {"score", plugins.Score}, {"reserve", plugins.Reserve},
 		{"permit", plugins.Permit}, {"preBind", plugins.PreBind}, {"bind", plugins.Bind}, {"postBind", plugins.PostBind},
+		{"placementGenerate", plugins.PlacementGenerate}, {"placementScore", plugins.PlacementScore}, {"podGroupPostFilter", plugins.PodGroupPostFilter},
 	}
 	for _, s := range sets {
 		sp := p.Child(s.name)
@@ -108,7 +109,7 @@ func validatePlugins(p *field.Path, plugins *configv1.Plugins, known sets.Set[st
 			if e.Weight != nil && (*e.Weight < 0 || *e.Weight > 100) {
 				errs = append(errs, field.Invalid(ep.Child("weight"), *e.Weight, "must be in the range [0, 100]"))
 			}
-			if e.Weight != nil && s.name != "score" && s.name != "multiPoint" {
+			if e.Weight != nil && s.name != "score" && s.name != "placementScore" && s.name != "multiPoint" {
 				errs = append(errs, field.Invalid(ep.Child("weight"), *e.Weight, "weight is only meaningful for score plugins"))
 			}
 		}

@@ -120,9 +120,8 @@ type Framework struct {
 	// placementFeasible is GangScheduling when pod groups are on (as
 	// upstream, the only one).
 	placementFeasible []framework.PlacementFeasiblePlugin
-	// podGroupPostFilter: the PostFilter plugins that also preempt for a
-	// whole group (DefaultPreemption), when pod groups are on; upstream
-	// enables them at PodGroupPostFilter through MultiPoint.
+	// podGroupPostFilter preempt for a whole group (DefaultPreemption,
+	// after DynamicResources), run only for pod groups (GenericWorkload).
 	podGroupPostFilter []framework.PodGroupPostFilterPlugin
 	// placementGenerate (at most one) and placementScore: the
 	// TopologyAwareWorkloadScheduling gate's extension points.
@@ -167,6 +166,7 @@ func (f *Framework) extensionPoints(p *configv1.Plugins) []extensionPoint {
 		{"PreBind", &p.PreBind, func(pl framework.Plugin) bool { return appendIf(&f.preBind, pl) }},
 		{"Bind", &p.Bind, func(pl framework.Plugin) bool { return appendIf(&f.bind, pl) }},
 		{"PostBind", &p.PostBind, func(pl framework.Plugin) bool { return appendIf(&f.postBind, pl) }},
+		{"PodGroupPostFilter", &p.PodGroupPostFilter, func(pl framework.Plugin) bool { return appendIf(&f.podGroupPostFilter, pl) }},
 		{"PlacementGenerate", &p.PlacementGenerate, func(pl framework.Plugin) bool { return appendIf(&f.placementGenerate, pl) }},
 		{"PlacementScore", &p.PlacementScore, func(pl framework.Plugin) bool {
 			sp, ok := pl.(framework.PlacementScorePlugin)
@@ -206,6 +206,8 @@ func implements(pl framework.Plugin, point string) bool {
 		_, ok = pl.(framework.BindPlugin)
 	case "PostBind":
 		_, ok = pl.(framework.PostBindPlugin)
+	case "PodGroupPostFilter":
+		_, ok = pl.(framework.PodGroupPostFilterPlugin)
 	case "PlacementGenerate":
 		_, ok = pl.(framework.PlacementGeneratePlugin)
 	case "PlacementScore":
@@ -366,11 +368,6 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 		if pl, ok := f.plugins["GangScheduling"].(framework.PlacementFeasiblePlugin); ok {
 			f.placementFeasible = append(f.placementFeasible, pl)
 		}
-		for _, pl := range f.postFilter {
-			if gp, ok := pl.(framework.PodGroupPostFilterPlugin); ok {
-				f.podGroupPostFilter = append(f.podGroupPostFilter, gp)
-			}
-		}
 	}
 	if opts.EquivalenceCache {
 		f.eq = newEquivalenceCache(f)
@@ -465,6 +462,13 @@ func (f *Framework) ListPlugins() map[string][]string {
 	put("PreBind", namesOf(f.preBind))
 	put("Bind", namesOf(f.bind))
 	put("PostBind", namesOf(f.postBind))
+	put("PodGroupPostFilter", namesOf(f.podGroupPostFilter))
+	put("PlacementGenerate", namesOf(f.placementGenerate))
+	var placementScores []string
+	for _, p := range f.placementScore {
+		placementScores = append(placementScores, fmt.Sprintf("%s(%d)", p.Name(), p.weight))
+	}
+	put("PlacementScore", placementScores)
 	return out
 }
 

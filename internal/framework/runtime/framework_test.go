@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,7 @@ import (
 	"github.com/kubesched/kubesched/internal/config"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/scheduler"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
@@ -49,6 +51,12 @@ func TestExtensionPointsFromMultiPoint(t *testing.T) {
 		{name: "disabling everything at a point with * leaves only what is listed there", point: "Filter",
 			plugins: &configv1.Plugins{Filter: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "*"}}, Enabled: []configv1.Plugin{{Name: "NodePorts"}}}},
 			want:    []string{"NodePorts"}},
+		{name: "group preemption comes from multiPoint, DynamicResources first, even with DefaultPreemption disabled at PostFilter", point: "PodGroupPostFilter",
+			plugins: &configv1.Plugins{PostFilter: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "DefaultPreemption"}}}},
+			want:    []string{"DynamicResources", "DefaultPreemption"}},
+		{name: "group preemption disabled at its own point is gone there only", point: "PodGroupPostFilter",
+			plugins: &configv1.Plugins{PodGroupPostFilter: configv1.PluginSet{Disabled: []configv1.Plugin{{Name: "DefaultPreemption"}}}},
+			want:    []string{"DynamicResources"}},
 		{name: "a plugin enabled at a point it does not implement is an error", wantErr: true,
 			plugins: &configv1.Plugins{Bind: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "NodePorts"}}}}},
 	}
@@ -66,6 +74,48 @@ func TestExtensionPointsFromMultiPoint(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, f.ListPlugins()[tt.point]); diff != "" {
 				t.Errorf("%s plugins (-want,+got):\n%s", tt.point, diff)
+			}
+		})
+	}
+}
+
+func TestPlacementExtensionPoints(t *testing.T) {
+	registry := simtest.PlacementRegistry()
+	tests := []struct {
+		name    string
+		plugins *configv1.Plugins
+		want    map[string][]string
+		wantErr string
+	}{
+		{name: "with the gate's plugins the default profile generates placements by topology and scores them by pod count",
+			want: map[string][]string{"PlacementGenerate": {"TopologyPlacementGenerator"}, "PlacementScore": {"PodGroupPodsCount(1)"}}},
+		{name: "a placement score weight set at its point overrides multiPoint's",
+			plugins: &configv1.Plugins{PlacementScore: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "PodGroupPodsCount", Weight: ptr.To[int32](4)}}}},
+			want:    map[string][]string{"PlacementGenerate": {"TopologyPlacementGenerator"}, "PlacementScore": {"PodGroupPodsCount(4)"}}},
+		{name: "a score plugin is no placement score plugin",
+			plugins: &configv1.Plugins{PlacementScore: configv1.PluginSet{Enabled: []configv1.Plugin{{Name: "ImageLocality"}}}},
+			wantErr: `plugin "ImageLocality" does not extend PlacementScore plugin`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{Plugins: tt.plugins}}}
+			config.SetDefaults(cfg, scheduler.Known(registry))
+			prof := cfg.Profiles[0]
+			f, err := runtime.New(context.Background(), registry, &runtime.Profile{SchedulerName: *prof.SchedulerName, Plugins: prof.Plugins}, runtime.Options{Snapshot: cache.NewEmptySnapshot()})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := f.ListPlugins()
+			for point, want := range tt.want {
+				if diff := cmp.Diff(want, got[point]); diff != "" {
+					t.Errorf("%s plugins (-want,+got):\n%s", point, diff)
+				}
 			}
 		})
 	}
