@@ -65,6 +65,10 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 <table id="workloads"><tr><th>workload</th><th>pods</th><th>scheduled</th><th>pending</th>{{if $.Jobs}}<th>completions</th>{{end}}<th>why pending</th></tr>
 {{range .R.Workloads}}<tr><td>{{.Kind}} {{.Namespace}}/{{.Name}}</td><td>{{.Pods}}</td><td>{{.Scheduled}}</td><td>{{.Pending}}</td>{{if $.Jobs}}<td>{{or .Completions "-"}}</td>{{end}}<td>{{range .Reasons}}{{.Pods}}: {{.Message}}<br>{{end}}</td></tr>
 {{end}}</table>{{end}}
+{{if .R.PodGroups}}<h2>Pod groups</h2>
+<table id="podgroups"><tr><th>pod group</th><th>policy</th><th>pods</th><th>scheduled</th><th>pending</th><th>domain</th><th>state</th></tr>
+{{range .R.PodGroups}}<tr><td>{{.Namespace}}/{{.Name}}</td><td>{{if .MinCount}}gang of {{.MinCount}}{{else}}{{.Policy}}{{end}}</td><td>{{.Pods}}</td><td>{{.Scheduled}}</td><td>{{.Pending}}</td><td>{{if .Domain}}{{.Topology}}={{.Domain}}{{else if .Topology}}one {{.Topology}}{{else}}-{{end}}</td><td>{{if eq .Condition "True"}}placed{{else if eq .Condition "False"}}{{.Reason}}: {{.Message}}{{else}}not tried{{end}}</td></tr>
+{{end}}</table>{{end}}
 
 <h2>Pods</h2>
 <p><input id="search" type="search" placeholder="filter pods by name, node, status or message"> <span id="shown"></span>

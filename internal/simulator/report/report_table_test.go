@@ -215,13 +215,13 @@ func TestThePodGroupTableSaysWhereEachGroupStands(t *testing.T) {
 	}{
 		{name: "a gang placed in one rack shows its domain and that it is placed",
 			group: report.PodGroupResult{Namespace: "default", Name: "train", Policy: "gang", MinCount: 4, Topology: "rack", Domain: "r2", Pods: 4, Scheduled: 4, Condition: "True", Reason: "Scheduled"},
-			want:  "default/train  gang of 4  4     4          0        rack=r2  placed"},
+			want:  `default/train\s+gang of 4\s+4\s+4\s+0\s+rack=r2\s+placed`},
 		{name: "a pending gang held to a rack shows it asks for one and its condition",
 			group: report.PodGroupResult{Namespace: "default", Name: "infer", Policy: "gang", MinCount: 3, Topology: "rack", Pods: 3, Pending: 3, Condition: "False", Reason: "Unschedulable", Message: "no room"},
-			want:  "default/infer  gang of 3  3     0          3        one rack  Unschedulable: no room"},
+			want:  `default/infer\s+gang of 3\s+3\s+0\s+3\s+one rack\s+Unschedulable: no room`},
 		{name: "a basic group without a condition yet is not tried",
 			group: report.PodGroupResult{Namespace: "default", Name: "web", Policy: "basic", Pods: 2, Pending: 2},
-			want:  "default/web  basic   2     0          2        -       not tried"},
+			want:  `default/web\s+basic\s+2\s+0\s+2\s+-\s+not tried`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -230,9 +230,29 @@ func TestThePodGroupTableSaysWhereEachGroupStands(t *testing.T) {
 			if err := r.WriteTable(&b, report.ShowSummary); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(b.String(), "POD GROUP") || !strings.Contains(b.String(), tt.want) {
+			if !strings.Contains(b.String(), "POD GROUP") || !regexp.MustCompile(tt.want).MatchString(b.String()) {
 				t.Errorf("table\n%s\nlacks %q", b.String(), tt.want)
 			}
 		})
+	}
+}
+
+func TestTheTableAndTheHTMLPageShowTheSamePodGroups(t *testing.T) {
+	r := mixedReport()
+	r.PodGroups = []report.PodGroupResult{
+		{Namespace: "a", Name: "train", Policy: "gang", MinCount: 4, Topology: "rack", Domain: "r2", Pods: 4, Scheduled: 4, Condition: "True", Reason: "Scheduled"},
+		{Namespace: "a", Name: "infer", Policy: "gang", MinCount: 3, Topology: "rack", Pods: 3, Pending: 3, Condition: "False", Reason: "Unschedulable", Message: "no room"},
+	}
+	tab, page := table(t, r, report.ShowSummary), html(t, r)
+	for _, g := range []struct{ table, page string }{
+		{`a/train\s+gang of 4\s+4\s+4\s+0\s+rack=r2\s+placed`, "<td>a/train</td><td>gang of 4</td><td>4</td><td>4</td><td>0</td><td>rack=r2</td><td>placed</td>"},
+		{`a/infer\s+gang of 3\s+3\s+0\s+3\s+one rack\s+Unschedulable: no room`, "<td>a/infer</td><td>gang of 3</td><td>3</td><td>0</td><td>3</td><td>one rack</td><td>Unschedulable: no room</td>"},
+	} {
+		if !regexp.MustCompile(g.table).MatchString(tab) {
+			t.Errorf("table lacks %q:\n%s", g.table, tab)
+		}
+		if !strings.Contains(page, g.page) {
+			t.Errorf("page lacks %q", g.page)
+		}
 	}
 }
