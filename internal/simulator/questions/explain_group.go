@@ -40,6 +40,10 @@ func NoteGroup(r *report.ExplainReport, w *simulator.World, pod *v1.Pod, attempt
 	if g := pg.Spec.SchedulingPolicy.Gang; g != nil {
 		policy = fmt.Sprintf("gang, minCount %d", g.MinCount)
 	}
+	if c := pg.Spec.SchedulingConstraints; c != nil && len(c.Topology) > 0 {
+		// Held by TopologyAwareWorkloadScheduling, when it is on.
+		policy += ", within one " + c.Topology[0].Key
+	}
 	if !attempted {
 		r.Notes = append(r.Notes, fmt.Sprintf("The pod belongs to pod group %s (%s): it is judged here alone, while kube-scheduler places the group's pending pods together in one cycle (kubesched simulate -f ... --feature-gates=GenericWorkload=true --explain %s gives the group's verdict).", key, policy, r.Pod))
 		return
