@@ -122,7 +122,7 @@ func (s *Snapshot) AssumePlacement(p *framework.Placement) error {
 		return nil
 	}
 	set := make(map[string]bool, len(p.Nodes))
-	nodes := p.Nodes
+	var renewed []*framework.NodeInfo // p.Nodes with the current NodeInfos, if any changed
 	for i, ni := range p.Nodes {
 		name := ni.NodeName()
 		cur, ok := s.nodeInfoMap[name]
@@ -130,15 +130,15 @@ func (s *Snapshot) AssumePlacement(p *framework.Placement) error {
 			return fmt.Errorf("node %s in placement is not present in snapshot", name)
 		}
 		if cur != ni {
-			if &nodes[0] == &p.Nodes[0] {
-				nodes = slices.Clone(p.Nodes)
+			if renewed == nil {
+				renewed = slices.Clone(p.Nodes)
 			}
-			nodes[i] = cur
+			renewed[i] = cur
 		}
 		set[name] = true
 	}
-	if &nodes[0] != &p.Nodes[0] {
-		p = &framework.Placement{Name: p.Name, Nodes: nodes}
+	if renewed != nil {
+		p = &framework.Placement{Name: p.Name, Nodes: renewed}
 	}
 	s.placement, s.placementSet = p, set
 	return nil

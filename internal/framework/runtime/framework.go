@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubesched/kubesched/internal/framework/parallelize"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -282,10 +283,8 @@ func New(ctx context.Context, registry Registry, prof *Profile, opts Options) (*
 	// (upstream's getValidScoreWeights: the first mention wins, 0 is 1).
 	placementWeights := map[string]int64{}
 	for _, e := range slices.Concat(p.PlacementScore.Enabled, p.MultiPoint.Enabled) {
-		if _, ok := placementWeights[e.Name]; !ok && e.Weight != nil {
-			placementWeights[e.Name] = int64(*e.Weight)
-		} else if !ok {
-			placementWeights[e.Name] = 0
+		if _, seen := placementWeights[e.Name]; !seen {
+			placementWeights[e.Name] = int64(ptr.Deref(e.Weight, 0))
 		}
 	}
 	for _, name := range names {

@@ -13,9 +13,6 @@ type weightedPlacementScore struct {
 	weight int64
 }
 
-// HasPlacementGenerate tells whether the profile generates placements.
-func (f *Framework) HasPlacementGenerate() bool { return len(f.placementGenerate) > 0 }
-
 // RunPlacementGeneratePlugins returns the candidate placements for a group
 // (upstream's RunPlacementGeneratePlugins): the parent placement itself
 // without a PlacementGenerate plugin; Unschedulable "no feasible placements

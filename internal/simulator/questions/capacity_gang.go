@@ -63,17 +63,15 @@ func gangCapacity(ctx context.Context, w *simulator.World, j *batchv1.Job, membe
 			break
 		}
 		res.Fits++
-		domain := ""
 		for _, p := range pods {
 			res.Nodes[p.Spec.NodeName]++
 			if z := zoneOf[p.Spec.NodeName]; z != "" {
 				res.Zones[z]++
 			}
-			if key := gangTopologyKey(w, p); key != "" {
-				domain = key + "=" + labels[p.Spec.NodeName][key]
-			}
 		}
-		if domain != "" {
+		// The copy is bound whole within one domain: its first pod's.
+		if key := gangTopologyKey(w, pods[0]); key != "" {
+			domain := key + "=" + labels[pods[0].Spec.NodeName][key]
 			if res.Domains == nil {
 				res.Domains = map[string]int{}
 			}
