@@ -75,7 +75,12 @@ func placementScenarios() []scenario {
 					o.exact[n+" condition"] = waitCondition(t, c, n)
 				}
 				o.exact["group condition"] = waitPodGroupCondition(t, c, "train")
-				time.Sleep(3 * time.Second) // a retry after the first backoff binds nothing either
+				// The group's cycle has ended unschedulable (its attempt
+				// counted) before the binding state is read: a cycle that
+				// ends so binds no member.
+				fw.Eventually(t, 30*time.Second, "an unschedulable group attempt counted", func() (bool, error) {
+					return fw.MetricSum(metrics(t, s), "scheduler_podgroup_schedule_attempts_total", `result="unschedulable"`) >= 1, nil
+				})
 				o.exact["bound"] = boundPods(t, c, names)
 				for _, n := range names {
 					o.exact[n+" FailedScheduling"] = firstEventNote(t, c, n, "FailedScheduling")
