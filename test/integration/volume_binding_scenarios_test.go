@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	fw "github.com/kubesched/kubesched/test/integration/framework"
 )
@@ -101,14 +102,23 @@ func volumeBindingScenarios() []scenario {
 			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
 				ctx := context.Background()
 				fw.CreatePod(t, c, podWithClaim("app", "data"))
-				var pvc *v1.PersistentVolumeClaim
 				fw.Eventually(t, 30*time.Second, "the claim's selected node", func() (bool, error) {
-					var err error
-					pvc, err = c.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+					pvc, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
 					return err == nil && pvc.Annotations["volume.kubernetes.io/selected-node"] != "", err
 				})
-				delete(pvc.Annotations, "volume.kubernetes.io/selected-node")
-				if _, err := c.CoreV1().PersistentVolumeClaims("default").Update(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+				// The PV controller annotates the claim too (the provisioner
+				// it waits for): an update may conflict with it, as a real
+				// provisioner's would, and is retried on the claim as it is.
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					pvc, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					delete(pvc.Annotations, "volume.kubernetes.io/selected-node")
+					_, err = c.CoreV1().PersistentVolumeClaims("default").Update(ctx, pvc, metav1.UpdateOptions{})
+					return err
+				})
+				if err != nil {
 					t.Fatal(err)
 				}
 				o.exact["FailedScheduling event"] = eventSummary(t, c, "app", "FailedScheduling")
