@@ -2,11 +2,16 @@ package questions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,12 +146,14 @@ type nodeTypeSearch struct {
 	types    []NodeType
 	// target says which pending pods count (nil: all).
 	target func(*simulator.World, *v1.Pod) bool
-	runs   int
+	// workers is how many simulations run at once (the types of a round
+	// are tried side by side).
+	workers int
 }
 
-// eval simulates the cluster with counts[i] nodes of types[i] added.
+// eval simulates the cluster with counts[i] nodes of types[i] added. It
+// is safe for concurrent use: each simulation loads its own cluster.
 func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
-	s.runs++
 	c, err := s.load()
 	if err != nil {
 		return nil, err
@@ -208,12 +215,13 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 //  2. Bin packing by the scheduler, type by type: each round tries every
 //     type alone on top of what was chosen, bisecting for the fewest nodes
 //     of it that place all it can place, and keeps the type that places the
-//     most pods per unit of cost.
+//     most pods per unit of cost. The types' tries run side by side, one
+//     per core (each simulation holds a whole cluster).
 //  3. Dropping: one node at a time, the most expensive first, each removal
 //     kept when nothing more is left pending, until no node can go: with
 //     any one node of the answer removed, some pod does not schedule.
 func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, target func(*simulator.World, *v1.Pod) bool) (*NodeTypesResult, error) {
-	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: target}
+	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: target, workers: runtime.GOMAXPROCS(0)}
 	none := make([]int, len(types))
 	before, err := s.eval(none)
 	if err != nil {
@@ -236,46 +244,26 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	counts := make([]int, len(types))
 	cur := before
 	for len(cur.pending) > floor {
+		// Each type is tried alone on top of counts; the tries are
+		// independent simulations, run side by side, and compared in the
+		// types' order (the answer does not depend on which ends first).
+		tries, err := s.tryEach(counts, len(cur.pending), limitOf)
+		if err != nil {
+			return nil, err
+		}
 		best, bestK := -1, 0
 		var bestRate float64
 		for i, t := range types {
-			room := limitOf(i) - counts[i]
-			if room <= 0 {
+			tr := tries[i]
+			if tr.gain <= 0 {
 				continue
-			}
-			try := func(k int) (*nodeTypeWorld, error) {
-				c := append([]int(nil), counts...)
-				c[i] += k
-				return s.eval(c)
-			}
-			most, err := try(room)
-			if err != nil {
-				return nil, err
-			}
-			gain := len(cur.pending) - len(most.pending)
-			if gain <= 0 {
-				continue
-			}
-			// The fewest nodes of the type that leave as few pending.
-			lo, hi := 0, room
-			for hi-lo > 1 {
-				mid := (lo + hi) / 2
-				w, err := try(mid)
-				if err != nil {
-					return nil, err
-				}
-				if len(w.pending) <= len(most.pending) {
-					hi = mid
-				} else {
-					lo = mid
-				}
 			}
 			rate := math.Inf(1)
-			if cost := float64(hi) * t.Cost; cost > 0 {
-				rate = float64(gain) / cost
+			if cost := float64(tr.nodes) * t.Cost; cost > 0 {
+				rate = float64(tr.gain) / cost
 			}
-			if best < 0 || rate > bestRate || (rate == bestRate && hi < bestK) {
-				best, bestK, bestRate = i, hi, rate
+			if best < 0 || rate > bestRate || (rate == bestRate && tr.nodes < bestK) {
+				best, bestK, bestRate = i, tr.nodes, rate
 			}
 		}
 		if best < 0 {
@@ -324,6 +312,76 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		res.Pending = append(res.Pending, PendingPod{Pod: p.Namespace + "/" + p.Name, Reason: p.Message})
 	}
 	return res, nil
+}
+
+// typeTry is what adding nodes of one type alone does: gain is how many
+// fewer pods it leaves pending with as many as it may add, nodes the
+// fewest of it that leave as few.
+type typeTry struct{ gain, nodes int }
+
+// tryEach tries every type with room alone on top of counts, s.workers
+// at a time; pending is how many pods counts leaves pending.
+func (s *nodeTypeSearch) tryEach(counts []int, pending int, limitOf func(int) int) ([]typeTry, error) {
+	out := make([]typeTry, len(s.types))
+	errs := make([]error, len(s.types))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for range max(1, min(s.workers, len(s.types))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if out[i], errs[i] = s.tryType(counts, i, limitOf(i)-counts[i], pending); errs[i] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	for i := range s.types {
+		if failed.Load() {
+			break // a simulation failed: start no more
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// tryType bisects for the fewest nodes of type i (room at most) that
+// leave as few pods pending as room of them do.
+func (s *nodeTypeSearch) tryType(counts []int, i, room, pending int) (typeTry, error) {
+	if room <= 0 {
+		return typeTry{}, nil
+	}
+	try := func(k int) (*nodeTypeWorld, error) {
+		c := slices.Clone(counts)
+		c[i] += k
+		return s.eval(c)
+	}
+	most, err := try(room)
+	if err != nil {
+		return typeTry{}, err
+	}
+	gain := pending - len(most.pending)
+	if gain <= 0 {
+		return typeTry{}, nil
+	}
+	lo, hi := 0, room
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		w, err := try(mid)
+		if err != nil {
+			return typeTry{}, err
+		}
+		if len(w.pending) <= len(most.pending) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return typeTry{gain: gain, nodes: hi}, nil
 }
 
 // OfWorkload is a CheapestNodes target: the pods of one workload.
