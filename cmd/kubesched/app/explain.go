@@ -23,10 +23,12 @@ import (
 	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/report"
 )
 
 func newExplainCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
+	var show string
 	cmd := &cobra.Command{
 		Use:   "explain (-f CLUSTER_PATH [--pod POD_FILE] | [--kubeconfig FILE] pod NAMESPACE/NAME) [--config FILE] [-o table|json]",
 		Short: "Show, node by node and plugin by plugin, why a pod fits or does not",
@@ -34,7 +36,9 @@ func newExplainCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 PreScore, Score and NormalizeScore on the nodes that fit, with
 percentageOfNodesToScore taken as 100. It prints, per node, whether the pod
 fits, the first plugin that rejected it with its reasons, and the per-plugin
-weighted scores and their total.
+weighted scores and their total. Past 50 nodes the table lists the 20
+best feasible nodes and folds the rejected ones by plugin and reasons
+(--show all lists every node; -o json always holds them all).
 
 The cluster comes from manifests (-f), or from a live cluster:
   kubesched explain pod default/web-0
@@ -58,6 +62,15 @@ spec.nodeName.`,
 			return fmt.Errorf("want no arguments (with -f) or 'pod NAMESPACE/NAME', got %q", args)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			shown := report.ExplainShow(show)
+			switch shown {
+			case report.ExplainShowAuto, report.ExplainShowSummary, report.ExplainShowAll:
+			default:
+				return fmt.Errorf("--show: Unsupported value: %q: supported values: \"summary\", \"all\"", show)
+			}
+			if shown != report.ExplainShowAuto && opts.Output != "table" {
+				return fmt.Errorf("--show chooses what explain's table lists: not with -o %s", opts.Output)
+			}
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
 			cc, err := Setup(opts, registry)
 			if err != nil {
@@ -96,7 +109,7 @@ spec.nodeName.`,
 			}
 			questions.NoteOtherPending(rep, pending)
 			questions.NoteGroup(rep, w, pod, false)
-			return rep.Write(s.out, opts.Output)
+			return rep.WriteShow(s.out, opts.Output, shown)
 		},
 	}
 	fss := &cliflag.NamedFlagSets{}
@@ -104,6 +117,7 @@ spec.nodeName.`,
 	opts.AddClusterFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json")
 	opts.AddPodFlag(fss.FlagSet("input and output"))
+	fss.FlagSet("input and output").StringVar(&show, "show", "", "What the table lists (-o table): summary (the 20 best feasible nodes, the rejected ones folded by plugin and reasons) or all (every node). Default: all up to 50 nodes, summary past them.")
 	addFlagSets(cmd, fss)
 	return cmd
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -66,8 +67,37 @@ type LastAttempt struct {
 	Node    string `json:"node,omitempty"`
 }
 
-// Write renders the report as json or a table.
+// ExplainShow is what explain's table lists.
+type ExplainShow string
+
+const (
+	// ExplainShowAuto lists every node up to ExplainListAll nodes, and
+	// the summary past them.
+	ExplainShowAuto ExplainShow = ""
+	// ExplainShowSummary lists the best feasible nodes and folds the
+	// rejected ones by plugin and reasons.
+	ExplainShowSummary ExplainShow = "summary"
+	// ExplainShowAll lists every node.
+	ExplainShowAll ExplainShow = "all"
+)
+
+const (
+	// ExplainListAll is the largest cluster whose every node the table
+	// lists by default.
+	ExplainListAll = 50
+	// ExplainTopFeasible is how many feasible nodes the summary lists.
+	ExplainTopFeasible = 20
+)
+
+// Write renders the report as json or a table, the table as
+// ExplainShowAuto says.
 func (r *ExplainReport) Write(out io.Writer, format string) error {
+	return r.WriteShow(out, format, ExplainShowAuto)
+}
+
+// WriteShow renders the report as json or a table listing what show
+// says (JSON always holds every node).
+func (r *ExplainReport) WriteShow(out io.Writer, format string, show ExplainShow) error {
 	switch format {
 	case "json":
 		return WriteJSON(out, r)
@@ -97,9 +127,13 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 		fmt.Fprintln(out, "Note:", n)
 	}
 	fmt.Fprintln(out)
+	listed, folded := r.Nodes, []ExplainNode(nil)
+	if show == ExplainShowSummary || (show == ExplainShowAuto && len(r.Nodes) > ExplainListAll) {
+		listed, folded = r.summary()
+	}
 	var plugins []string
 	seen := map[string]bool{}
-	for _, n := range r.Nodes {
+	for _, n := range listed {
 		for p := range n.Scores {
 			if !seen[p] {
 				seen[p] = true
@@ -109,12 +143,18 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 	}
 	sort.Strings(plugins)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	header := "NODE\tFITS\tSCORE\tREJECTED BY\tREASONS"
+	// The summary lists feasible nodes only: no rejection columns.
+	header, rejection := "NODE\tFITS\tSCORE\tREJECTED BY\tREASONS", folded == nil
+	if !rejection {
+		header = "NODE\tFITS\tSCORE"
+	}
 	for _, p := range plugins {
 		header += "\t" + p
 	}
-	fmt.Fprintln(tw, header)
-	for _, n := range r.Nodes {
+	if len(listed) > 0 {
+		fmt.Fprintln(tw, header)
+	}
+	for _, n := range listed {
 		fits, score := "no", "-"
 		if n.Feasible {
 			fits = "yes"
@@ -128,7 +168,10 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 		if reasons == "" {
 			reasons = "-"
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", n.Name, fits, score, plugin, reasons)
+		line := fmt.Sprintf("%s\t%s\t%s", n.Name, fits, score)
+		if rejection {
+			line += fmt.Sprintf("\t%s\t%s", plugin, reasons)
+		}
 		for _, p := range plugins {
 			if v, ok := n.Scores[p]; ok {
 				line += fmt.Sprintf("\t%d", v)
@@ -141,9 +184,16 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	// The devices each feasible node would allocate (DRA), and why a
-	// rejected node could not, after the table.
-	for _, n := range r.Nodes {
+	if folded != nil {
+		return r.writeFolded(out, listed, folded)
+	}
+	return writeDetails(out, listed)
+}
+
+// writeDetails prints the devices each feasible node would allocate
+// (DRA), and why a rejected node could not, after the table.
+func writeDetails(out io.Writer, nodes []ExplainNode) error {
+	for _, n := range nodes {
 		if len(n.Devices) > 0 {
 			if _, err := fmt.Fprintf(out, "%s would allocate: %s\n", n.Name, strings.Join(n.Devices, ", ")); err != nil {
 				return err
@@ -156,4 +206,97 @@ func (r *ExplainReport) Write(out io.Writer, format string) error {
 		}
 	}
 	return nil
+}
+
+// summary splits the nodes into the best feasible ones, listed one by
+// one (the highest scores first, then by name), and the rest.
+func (r *ExplainReport) summary() (listed, folded []ExplainNode) {
+	var feasible []ExplainNode
+	for _, n := range r.Nodes {
+		if n.Feasible {
+			feasible = append(feasible, n)
+		} else {
+			folded = append(folded, n)
+		}
+	}
+	sort.SliceStable(feasible, func(i, j int) bool {
+		if si, sj := *feasible[i].Score, *feasible[j].Score; si != sj {
+			return si > sj
+		}
+		return feasible[i].Name < feasible[j].Name
+	})
+	if len(feasible) > ExplainTopFeasible {
+		folded = append(folded, feasible[ExplainTopFeasible:]...)
+		feasible = feasible[:ExplainTopFeasible]
+	}
+	return feasible, folded
+}
+
+// writeFolded prints the summary's rejected nodes grouped by the plugin
+// that rejected them and its reasons (the largest groups first, each with
+// its first node as an example, and that node's details), then what was
+// not listed.
+func (r *ExplainReport) writeFolded(out io.Writer, listed, folded []ExplainNode) error {
+	type group struct {
+		plugin, reasons string
+		nodes           int
+		example         ExplainNode
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	moreFeasible := 0
+	for _, n := range folded {
+		if n.Feasible {
+			moreFeasible++
+			continue
+		}
+		reasons := strings.Join(n.Reasons, "; ")
+		k := n.Plugin + "\x00" + reasons
+		g := byKey[k]
+		if g == nil {
+			g = &group{plugin: n.Plugin, reasons: reasons, example: n}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.nodes++
+	}
+	if moreFeasible > 0 {
+		fmt.Fprintf(out, "... and %s, with lower scores.\n", Plural(moreFeasible, "more feasible node"))
+	}
+	examples := slices.Clone(listed)
+	if len(groups) > 0 {
+		sort.SliceStable(groups, func(i, j int) bool {
+			if groups[i].nodes != groups[j].nodes {
+				return groups[i].nodes > groups[j].nodes
+			}
+			if groups[i].plugin != groups[j].plugin {
+				return groups[i].plugin < groups[j].plugin
+			}
+			return groups[i].reasons < groups[j].reasons
+		})
+		if len(listed) > 0 || moreFeasible > 0 {
+			fmt.Fprintln(out)
+		}
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "REJECTED BY\tNODES\tREASONS\tFOR EXAMPLE")
+		for _, g := range groups {
+			plugin, reasons := g.plugin, g.reasons
+			if plugin == "" {
+				plugin = "-"
+			}
+			if reasons == "" {
+				reasons = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", plugin, g.nodes, reasons, g.example.Name)
+			examples = append(examples, g.example)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if err := writeDetails(out, examples); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "\nNot listed one by one: %s of %d (--show all lists every node; -o json holds them all).\n", Plural(len(folded), "node"), len(r.Nodes))
+	return err
 }
