@@ -25,6 +25,7 @@ import (
 func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	var max, maxNodes int
+	var show string
 	var addNodes, workload, nodeTypes string
 	var headroom bool
 	cmd := &cobra.Command{
@@ -94,6 +95,13 @@ gives no answer: capacity says so and exits non-zero.`,
 			if (headroom || nodeTypes != "") && slices.Contains(opts.Files, "-") {
 				return fmt.Errorf("--headroom and --node-types read the cluster once per simulation: give it as files, not -f -")
 			}
+			shown, err := parseNodeShow("capacity", show, opts.Output)
+			if err != nil {
+				return err
+			}
+			if shown != report.ExplainShowAuto && opts.PodFile == "" && (workload == "" || nodeTypes != "") {
+				return fmt.Errorf("--show chooses how many nodes the table of --pod or --workload lists")
+			}
 			cc, err := Setup(opts, registry)
 			if err != nil {
 				return err
@@ -151,7 +159,7 @@ gives no answer: capacity says so and exits non-zero.`,
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
 			}
 			if workload != "" {
-				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, loadOptions(cc.Features), newWorld, progress, max, opts.Output)
+				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, loadOptions(cc.Features), newWorld, progress, max, opts.Output, shown)
 			}
 			pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
 			if err != nil {
@@ -166,7 +174,7 @@ gives no answer: capacity says so and exits non-zero.`,
 			if opts.Output == "json" {
 				return writeJSON(s, res)
 			}
-			writeCapacity(s, res, pod, max)
+			writeCapacity(s, res, max, shown)
 			return nil
 		},
 	}
@@ -175,6 +183,7 @@ gives no answer: capacity says so and exits non-zero.`,
 	opts.AddManifestFlags(fss, "table", "json")
 	in := fss.FlagSet("input and output")
 	in.StringVar(&opts.PodFile, "pod", "", "A file holding the pod to copy (\"-\": stdin).")
+	in.StringVar(&show, "show", "", "What the table of --pod or --workload lists (-o table): summary (the 20 nodes with the most copies, and the next copy's explanation folded) or all (every node). Default: all up to 50 nodes, summary past them.")
 	in.IntVar(&max, "max", 10000, "Stop after this many copies (or replicas, per workload) fit.")
 	in.StringVar(&workload, "workload", "", "A file holding one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job: add it to the cluster and answer how many more replicas fit, each created as its controller would.")
 	in.BoolVar(&headroom, "headroom", false, "Answer --workload's question for every Deployment, ReplicaSet, StatefulSet, ReplicationController and Job of the input, each alone.")
@@ -195,7 +204,7 @@ func writeJSON(s streams, v interface{}) error {
 }
 
 // capacityOfWorkload answers capacity --workload.
-func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, lo loading.Options, newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
+func capacityOfWorkload(ctx context.Context, s streams, files []string, file string, lo loading.Options, newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string, show report.ExplainShow) error {
 	if slices.Contains(files, "-") && file == "-" {
 		return fmt.Errorf("--workload -: the standard input can be read only once")
 	}
@@ -223,7 +232,7 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	if output == "json" {
 		return writeJSON(s, res)
 	}
-	writeCapacity(s, res, nil, max)
+	writeCapacity(s, res, max, show)
 	return nil
 }
 
@@ -317,7 +326,7 @@ func capacityHeadroom(ctx context.Context, s streams, load func() (*simcluster.C
 	return tw.Flush()
 }
 
-func writeCapacity(s streams, r *questions.CapacityResult, pod *v1.Pod, max int) {
+func writeCapacity(s streams, r *questions.CapacityResult, maxCopies int, show report.ExplainShow) {
 	unit := "COPIES"
 	if r.GangPods > 0 {
 		// A gang's copy is the whole Job: the tables count its pods.
@@ -327,36 +336,47 @@ func writeCapacity(s streams, r *questions.CapacityResult, pod *v1.Pod, max int)
 		fmt.Fprintf(s.out, "%d more copies of %s fit.\n", r.Fits, r.Pod)
 	}
 	if r.Fits > 0 {
+		// The summaries (domains, zones) first, then the nodes: past
+		// report.ExplainListAll of them, those with the most copies.
 		fmt.Fprintln(s.out)
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 		if len(r.Domains) > 0 {
-			fmt.Fprintln(tw, "DOMAIN\tCOPIES")
+			fmt.Fprintln(tw, "DOMAIN\t"+unit)
 			for _, d := range questions.SortedCounts(r.Domains) {
 				fmt.Fprintf(tw, "%s\t%d\n", d, r.Domains[d])
 			}
 			fmt.Fprintln(tw, "\t")
 		}
-		fmt.Fprintln(tw, "NODE\t"+unit)
-		for _, n := range questions.SortedCounts(r.Nodes) {
-			fmt.Fprintf(tw, "%s\t%d\n", n, r.Nodes[n])
-		}
 		if len(r.Zones) > 0 {
-			fmt.Fprintln(tw, "\t")
 			fmt.Fprintln(tw, "ZONE\t"+unit)
 			for _, z := range questions.SortedCounts(r.Zones) {
 				fmt.Fprintf(tw, "%s\t%d\n", z, r.Zones[z])
 			}
+			fmt.Fprintln(tw, "\t")
+		}
+		nodes := questions.SortedCounts(r.Nodes)
+		more := 0
+		if show == report.ExplainShowSummary || (show == report.ExplainShowAuto && len(nodes) > report.ExplainListAll) {
+			more = max(0, len(nodes)-report.ExplainTopFeasible)
+			nodes = nodes[:len(nodes)-more]
+		}
+		fmt.Fprintln(tw, "NODE\t"+unit)
+		for _, n := range nodes {
+			fmt.Fprintf(tw, "%s\t%d\n", n, r.Nodes[n])
 		}
 		tw.Flush()
+		if more > 0 {
+			fmt.Fprintf(s.out, "... and %s hold copies too (--show all lists every node; -o json holds them all).\n", report.Plural(more, "more node"))
+		}
 	}
 	fmt.Fprintln(s.out)
 	if r.Next != nil {
 		fmt.Fprintf(s.out, "The next copy does not fit: %s\n", r.Next.Message)
 		if r.Next.Explain != nil {
 			fmt.Fprintln(s.out)
-			r.Next.Explain.Write(s.out, "table")
+			r.Next.Explain.WriteShow(s.out, "table", show)
 		}
 	} else {
-		fmt.Fprintf(s.out, "Stopped at --max %d; more may fit.\n", max)
+		fmt.Fprintf(s.out, "Stopped at --max %d; more may fit.\n", maxCopies)
 	}
 }

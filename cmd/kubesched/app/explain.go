@@ -62,14 +62,9 @@ spec.nodeName.`,
 			return fmt.Errorf("want no arguments (with -f) or 'pod NAMESPACE/NAME', got %q", args)
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			shown := report.ExplainShow(show)
-			switch shown {
-			case report.ExplainShowAuto, report.ExplainShowSummary, report.ExplainShowAll:
-			default:
-				return fmt.Errorf("--show: Unsupported value: %q: supported values: \"summary\", \"all\"", show)
-			}
-			if shown != report.ExplainShowAuto && opts.Output != "table" {
-				return fmt.Errorf("--show chooses what explain's table lists: not with -o %s", opts.Output)
+			shown, err := parseNodeShow("explain", show, opts.Output)
+			if err != nil {
+				return err
 			}
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
 			cc, err := Setup(opts, registry)
@@ -182,4 +177,20 @@ func liveCluster(ctx context.Context, cfg *configv1.KubeSchedulerConfiguration, 
 	c := &simcluster.Cluster{Nodes: objs.Nodes, Pods: objs.Pods, Namespaces: objs.Namespaces, Services: objs.Services,
 		Others: objs.Others, Skipped: map[string]int{}, Sources: map[string]string{}}
 	return c, pod, nil
+}
+
+// parseNodeShow reads the --show of a command whose table lists nodes
+// (explain, capacity): summary or all; unset, the table decides by the
+// cluster's size.
+func parseNodeShow(command, show, output string) (report.ExplainShow, error) {
+	shown := report.ExplainShow(show)
+	switch shown {
+	case report.ExplainShowAuto, report.ExplainShowSummary, report.ExplainShowAll:
+	default:
+		return "", fmt.Errorf("--show: Unsupported value: %q: supported values: \"summary\", \"all\"", show)
+	}
+	if shown != report.ExplainShowAuto && output != "table" {
+		return "", fmt.Errorf("--show chooses what %s's table lists: not with -o %s", command, output)
+	}
+	return shown, nil
 }

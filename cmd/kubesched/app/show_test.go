@@ -1,0 +1,85 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	st "github.com/kubesched/kubesched/internal/testing"
+)
+
+// Past 50 nodes, explain's and capacity's tables list the nodes that
+// matter and fold the rest; --show all lists every node.
+func TestLargeClustersTablesListTheNodesThatMatterFirst(t *testing.T) {
+	cpu := func(n string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: n} }
+	var objs []runtime.Object
+	for i := range 60 {
+		size := "4"
+		if i >= 30 {
+			size = "1" // too small for the 2-CPU pod
+		}
+		objs = append(objs, st.MakeNode().Name(fmt.Sprintf("node-%02d", i)).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: size, v1.ResourceMemory: "8Gi"}).Obj())
+	}
+	cluster := writeObjects(t, "cluster.yaml", objs...)
+	pod := writeObjects(t, "pod.yaml", st.MakePod().Name("web").Req(cpu("2")).Obj())
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+		notWant  []string
+	}{
+		{
+			name: "explain of a 60-node cluster lists 20 feasible nodes and folds the rejected ones",
+			args: []string{"explain", "-f", cluster, "--pod", pod},
+			want: []string{"30/60 nodes feasible", "... and 10 more feasible nodes, with lower scores.",
+				"NodeResourcesFit  30     Insufficient cpu  node-30", "Not listed one by one: 40 nodes of 60"},
+			notWant: []string{"node-31"},
+		},
+		{
+			name:    "explain --show all lists every node",
+			args:    []string{"explain", "-f", cluster, "--pod", pod, "--show", "all"},
+			want:    []string{"node-31", "node-59"},
+			notWant: []string{"Not listed"},
+		},
+		{
+			name: "capacity of a 30-node answer lists the 20 nodes with most copies after the summary",
+			args: []string{"capacity", "-f", cluster, "--pod", pod, "--show", "summary"},
+			want: []string{"60 more copies of default/web fit.", "... and 10 more nodes hold copies too (--show all",
+				"The next copy does not fit: 0/60 nodes are available: 60 Insufficient cpu.", "NodeResourcesFit  60"},
+		},
+		{
+			name:     "--show names its values",
+			args:     []string{"explain", "-f", cluster, "--pod", pod, "--show", "some"},
+			wantCode: 1,
+			want:     []string{`--show: Unsupported value: "some": supported values: "summary", "all"`},
+		},
+		{
+			name:     "--show is for the table",
+			args:     []string{"capacity", "-f", cluster, "--pod", pod, "--show", "all", "-o", "json"},
+			wantCode: 1,
+			want:     []string{"--show chooses what capacity's table lists: not with -o json"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := run(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d; stderr: %s", code, tt.wantCode, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("the output lacks %q:\n%s%s", w, out, errOut)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("the output has %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
