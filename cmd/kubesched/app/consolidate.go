@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -12,11 +13,13 @@ import (
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/report"
 )
 
 func newConsolidateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	maxDrains := 0
+	var show string
 	cmd := &cobra.Command{
 		Use:   "consolidate -f CLUSTER_PATH [--config FILE] [-o table|json]",
 		Short: "Which nodes can be removed with every pod still running, and what keeps the others",
@@ -47,6 +50,10 @@ left are kept untried.`,
 			if slices.Contains(opts.Files, "-") {
 				return fmt.Errorf("consolidate reads the cluster more than once: give it as files, not -f -")
 			}
+			shown, err := parseNodeShow("consolidate", show, opts.Output)
+			if err != nil {
+				return err
+			}
 			cc, err := Setup(opts, registry)
 			if err != nil {
 				return err
@@ -76,12 +83,7 @@ left are kept untried.`,
 			}
 			if len(res.Keep) > 0 {
 				fmt.Fprintf(s.out, "\nKeep %d node(s):\n\n", len(res.Keep))
-				tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "NODE\tPOD\tREASON")
-				for _, k := range res.Keep {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Node, k.Pod, k.Reason)
-				}
-				tw.Flush()
+				writeKept(s, res.Keep, shown)
 			}
 			return nil
 		},
@@ -89,7 +91,45 @@ left are kept untried.`,
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json")
+	fss.FlagSet("input and output").StringVar(&show, "show", "", "What the table of kept nodes lists (-o table): summary (one row per reason, with how many nodes it keeps and one of them) or all (every node). Default: all up to 50 kept nodes, summary past them.")
 	fss.FlagSet("input and output").IntVar(&maxDrains, "max-drains", 200, "Simulate at most this many drains (each simulates the whole cluster); the nodes left are kept untried. 0: no limit.")
 	addFlagSets(cmd, fss)
 	return cmd
+}
+
+// writeKept prints the nodes consolidate keeps and why: one row per node,
+// or, past report.ExplainListAll of them (or with --show summary), one row
+// per reason (the most nodes first) with one of its nodes and pods.
+func writeKept(s streams, keep []questions.KeptNode, show report.ExplainShow) {
+	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+	defer tw.Flush()
+	if show == report.ExplainShowAll || (show == report.ExplainShowAuto && len(keep) <= report.ExplainListAll) {
+		fmt.Fprintln(tw, "NODE\tPOD\tREASON")
+		for _, k := range keep {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Node, k.Pod, k.Reason)
+		}
+		return
+	}
+	type group struct {
+		example questions.KeptNode
+		nodes   int
+	}
+	var groups []*group
+	byReason := map[string]*group{}
+	for _, k := range keep {
+		g := byReason[k.Reason]
+		if g == nil {
+			g = &group{example: k}
+			byReason[k.Reason] = g
+			groups = append(groups, g)
+		}
+		g.nodes++
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].nodes > groups[j].nodes })
+	fmt.Fprintln(tw, "NODES\tFOR EXAMPLE\tPOD\tREASON")
+	for _, g := range groups {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", g.nodes, g.example.Node, g.example.Pod, g.example.Reason)
+	}
+	tw.Flush()
+	fmt.Fprintln(s.out, "\n(--show all lists every node kept; -o json holds them all)")
 }

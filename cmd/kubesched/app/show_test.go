@@ -24,6 +24,11 @@ func TestLargeClustersTablesListTheNodesThatMatterFirst(t *testing.T) {
 		objs = append(objs, st.MakeNode().Name(fmt.Sprintf("node-%02d", i)).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: size, v1.ResourceMemory: "8Gi"}).Obj())
 	}
 	cluster := writeObjects(t, "cluster.yaml", objs...)
+	// Each node runs a pod without a controller, which keeps it.
+	for i := range 60 {
+		objs = append(objs, st.MakePod().Name(fmt.Sprintf("bare-%02d", i)).Node(fmt.Sprintf("node-%02d", i)).Req(cpu("100m")).Obj())
+	}
+	bare := writeObjects(t, "bare.yaml", objs...)
 	pod := writeObjects(t, "pod.yaml", st.MakePod().Name("web").Req(cpu("2")).Obj())
 	tests := []struct {
 		name     string
@@ -50,6 +55,18 @@ func TestLargeClustersTablesListTheNodesThatMatterFirst(t *testing.T) {
 			args: []string{"capacity", "-f", cluster, "--pod", pod, "--show", "summary"},
 			want: []string{"60 more copies of default/web fit.", "... and 10 more nodes hold copies too (--show all",
 				"The next copy does not fit: 0/60 nodes are available: 60 Insufficient cpu.", "NodeResourcesFit  60"},
+		},
+		{
+			name:    "consolidate keeping 60 nodes for one reason gives it one row",
+			args:    []string{"consolidate", "-f", bare},
+			want:    []string{"Keep 60 node(s):", "NODES  FOR EXAMPLE  POD              REASON\n60     node-00      default/bare-00  ", "(--show all lists every node kept"},
+			notWant: []string{"node-01"},
+		},
+		{
+			name:    "consolidate --show all lists every node kept",
+			args:    []string{"consolidate", "-f", bare, "--show", "all"},
+			want:    []string{"node-59  default/bare-59"},
+			notWant: []string{"FOR EXAMPLE"},
 		},
 		{
 			name:     "--show names its values",
