@@ -12,6 +12,7 @@ import (
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/gcpace"
+	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 )
@@ -76,7 +77,11 @@ left are kept untried.`,
 			if len(res.Remove) == 0 {
 				fmt.Fprintln(s.out, "No node can be removed with every pod still running.")
 			} else {
-				fmt.Fprintf(s.out, "Remove %d node(s), in this order, saving %g per hour; every pod still runs (checked by simulation):\n\n", len(res.Remove), res.HourlySaving)
+				saving := fmt.Sprintf("saving %g per hour", res.HourlySaving)
+				if !anyPriced(q.cluster, res.Remove) {
+					saving = "saving an unknown cost (none of them has a " + questions.HourlyCostAnnotation + " annotation)"
+				}
+				fmt.Fprintf(s.out, "Remove %d node(s), in this order, %s; every pod still runs (checked by simulation):\n\n", len(res.Remove), saving)
 				for _, n := range res.Remove {
 					fmt.Fprintf(s.out, "  %s\n", n)
 				}
@@ -132,4 +137,14 @@ func writeKept(s streams, keep []questions.KeptNode, show report.ExplainShow) {
 	}
 	tw.Flush()
 	fmt.Fprintln(s.out, "\n(--show all lists every node kept; -o json holds them all)")
+}
+
+// anyPriced says whether any of the named nodes of c has a price.
+func anyPriced(c *simcluster.Cluster, names []string) bool {
+	for _, n := range c.Nodes {
+		if _, ok := n.Annotations[questions.HourlyCostAnnotation]; ok && slices.Contains(names, n.Name) {
+			return true
+		}
+	}
+	return false
 }

@@ -11,9 +11,10 @@ import (
 	st "github.com/kubesched/kubesched/internal/testing"
 )
 
-// Past 50 nodes, explain's and capacity's tables list the nodes that
-// matter and fold the rest; --show all lists every node.
-func TestLargeClustersTablesListTheNodesThatMatterFirst(t *testing.T) {
+// The planners' tables say what matters first: past 50 nodes, explain,
+// capacity and consolidate list the nodes that matter and fold the rest
+// (--show all lists every node), and a saving without prices is unknown.
+func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 	cpu := func(n string) map[v1.ResourceName]string { return map[v1.ResourceName]string{v1.ResourceCPU: n} }
 	var objs []runtime.Object
 	for i := range 60 {
@@ -29,6 +30,17 @@ func TestLargeClustersTablesListTheNodesThatMatterFirst(t *testing.T) {
 		objs = append(objs, st.MakePod().Name(fmt.Sprintf("bare-%02d", i)).Node(fmt.Sprintf("node-%02d", i)).Req(cpu("100m")).Obj())
 	}
 	bare := writeObjects(t, "bare.yaml", objs...)
+	empty := func(priced bool) string {
+		var nodes []runtime.Object
+		for _, name := range []string{"a", "b"} {
+			n := st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi"}).Obj()
+			if priced && name == "a" {
+				n.Annotations = map[string]string{"simulation.kubesched.io/hourly-cost": "0.5"}
+			}
+			nodes = append(nodes, n)
+		}
+		return writeObjects(t, fmt.Sprintf("empty-%v.yaml", priced), nodes...)
+	}
 	pod := writeObjects(t, "pod.yaml", st.MakePod().Name("web").Req(cpu("2")).Obj())
 	tests := []struct {
 		name     string
@@ -67,6 +79,16 @@ func TestLargeClustersTablesListTheNodesThatMatterFirst(t *testing.T) {
 			args:    []string{"consolidate", "-f", bare, "--show", "all"},
 			want:    []string{"node-59  default/bare-59"},
 			notWant: []string{"FOR EXAMPLE"},
+		},
+		{
+			name: "consolidate of nodes without a price says the saving is not known",
+			args: []string{"consolidate", "-f", empty(false)},
+			want: []string{"Remove 2 node(s), in this order, saving an unknown cost (none of them has a simulation.kubesched.io/hourly-cost annotation)"},
+		},
+		{
+			name: "consolidate of a priced node gives its saving",
+			args: []string{"consolidate", "-f", empty(true)},
+			want: []string{"Remove 2 node(s), in this order, saving 0.5 per hour"},
 		},
 		{
 			name:     "--show names its values",
