@@ -112,6 +112,13 @@ func kindOf(obj interface{}) string {
 // for left out), in creation order, a Deployment's through its
 // ReplicaSets.
 func (c *Cluster) PodsOf(kind, ns, name string, live func(*v1.Pod) *v1.Pod) []*v1.Pod {
+	return c.PodsOfSince(kind, ns, name, live, nil)
+}
+
+// PodsOfSince is PodsOf for the pods filed under the workload since marks
+// (per owner, how many of its pods were seen), which it advances; nil
+// marks: all of them.
+func (c *Cluster) PodsOfSince(kind, ns, name string, live func(*v1.Pod) *v1.Pod, marks map[string]int) []*v1.Pod {
 	e := c.controllers
 	keys := []string{ownerKey(kind, ns, name)}
 	if kind == "Deployment" {
@@ -122,7 +129,13 @@ func (c *Cluster) PodsOf(kind, ns, name string, live func(*v1.Pod) *v1.Pod) []*v
 	}
 	var out []*v1.Pod
 	for _, k := range keys {
-		for _, p := range e.owned[k] {
+		owned := e.owned[k]
+		from := 0
+		if marks != nil {
+			from = marks[k]
+			marks[k] = len(owned)
+		}
+		for _, p := range owned[from:] {
 			if cur := live(p); cur != nil {
 				out = append(out, cur)
 			}

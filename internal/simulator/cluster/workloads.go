@@ -98,7 +98,7 @@ func (c *Cluster) newControllers() *controllers {
 		}
 		taken[PodKey(p)] = true
 	}
-	e := &controllers{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, index: map[string]int{}, done: map[string]map[string]bool{}, jobGroups: map[string]*schedulingv1beta1.PodGroup{}}
+	e := &controllers{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, assigned: map[string]int{}, index: map[string]int{}, done: map[string]map[string]bool{}, jobGroups: map[string]*schedulingv1beta1.PodGroup{}}
 	c.controllers = e
 	for _, p := range c.Pods {
 		e.own(p)
@@ -129,10 +129,13 @@ func (e *controllers) reconcile() {
 }
 
 type controllers struct {
-	c      *Cluster
-	names  *namer
-	owned  map[string][]*v1.Pod // kind/namespace/name of the controller -> its pods
-	claims map[string]bool
+	c     *Cluster
+	names *namer
+	owned map[string][]*v1.Pod // kind/namespace/name of the controller -> its pods
+	// assigned counts, per controller, the first pods of owned already
+	// counted under its workload (owned only grows).
+	assigned map[string]int
+	claims   map[string]bool
 	// index maps kind/namespace/name to the workload's index, so running
 	// a controller again counts under the same workload.
 	index map[string]int
@@ -164,10 +167,17 @@ func (e *controllers) workload(kind string, m *metav1.ObjectMeta, source string)
 // not finished, not being deleted.
 func (e *controllers) active(kind string, m *metav1.ObjectMeta, wl int) []*v1.Pod {
 	var out []*v1.Pod
-	for _, p := range e.owned[ownerKey(kind, m.Namespace, m.Name)] {
-		if wl >= 0 {
+	k := ownerKey(kind, m.Namespace, m.Name)
+	owned := e.owned[k]
+	if wl >= 0 {
+		// Each pod once, not on every reconcile: capacity --workload
+		// reconciles once per replica it adds.
+		for _, p := range owned[e.assigned[k]:] {
 			e.c.WorkloadOf[PodKey(p)] = wl
 		}
+		e.assigned[k] = len(owned)
+	}
+	for _, p := range owned {
 		if e.live != nil {
 			if p = e.live(p); p == nil {
 				continue

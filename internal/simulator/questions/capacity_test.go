@@ -215,3 +215,20 @@ func TestWorkloadCapacityHoldsWhenTheWorkloadIsSimulatedAtThatSize(t *testing.T)
 		})
 	}
 }
+
+// A workload with a replica of its own pending has no room for one more:
+// the count stops at the first step, on that replica's reason.
+func TestWorkloadCapacityOfAWorkloadWithAPendingReplicaIsNone(t *testing.T) {
+	pod := st.MakePod().Label("app", "web").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"})
+	w, err := worldMaker(t)(simtest.LoadObjects(t, append(capacityCluster(), st.MakeDeployment("web", 20, pod))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := questions.WorkloadCapacity(context.Background(), w, "Deployment", "", "web", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Fits != 0 || res.Next == nil || !strings.Contains(res.Next.Message, "Insufficient cpu") {
+		t.Fatalf("fits %d, next %+v; want none and the pending replica's FitError", res.Fits, res.Next)
+	}
+}

@@ -71,8 +71,13 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 	for _, n := range w.Store.Nodes() {
 		zoneOf[n.Name] = n.Labels[v1.LabelTopologyZone]
 	}
+	// The workload's pods are looked at once each: those it had, at the
+	// first step (one of them may be pending), then each step's new ones
+	// (a pod bound stays bound: replicas do not preempt). Rescanning them
+	// all at every step made 10,000 replicas quadratic.
 	had := map[string]bool{}
-	for _, p := range w.Cluster.PodsOf(kind, ns, name, w.Live) {
+	marks := map[string]int{}
+	for _, p := range w.Cluster.PodsOfSince(kind, ns, name, w.Live, marks) {
 		had[cluster.PodKey(p)] = true
 	}
 	res := &CapacityResult{Pod: kind + " " + ns + "/" + name, Nodes: map[string]int{}, Zones: map[string]int{}}
@@ -85,8 +90,12 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 		if err := w.ScheduleNow(ctx); err != nil {
 			return nil, err
 		}
+		pods := w.Cluster.PodsOfSince(kind, ns, name, w.Live, marks)
+		if n == 0 {
+			pods = w.Cluster.PodsOf(kind, ns, name, w.Live)
+		}
 		var pending *v1.Pod
-		for _, p := range w.Cluster.PodsOf(kind, ns, name, w.Live) {
+		for _, p := range pods {
 			k := cluster.PodKey(p)
 			if p.Spec.NodeName == "" {
 				pending = p
