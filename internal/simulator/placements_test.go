@@ -1,21 +1,15 @@
 package simulator_test
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubesched/kubesched/internal/scheduler"
-	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	st "github.com/kubesched/kubesched/internal/testing"
-	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 const rackKey = "topology.kubernetes.io/rack"
@@ -157,25 +151,11 @@ func TestInvariantCheckCatchesAGroupAcrossDomains(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := rackCluster([]int{2, 2}, 0, st.MakePodGroup("train").Gang(2).Topology(rackKey).Obj(), worker("w1", "train"), worker("w2", "train"))
-			opts := []scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true, TopologyAwareWorkloadScheduling: true})}
-			w, err := simulator.NewWorld(context.Background(), c, simtest.PlacementConfig(t), simtest.PlacementRegistry(), 1, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := simtest.PlacementWorld(t, c, 1)
 			for i, node := range tt.nodes {
-				b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("w%d", i+1)}, Target: v1.ObjectReference{Name: node}}
-				if err := w.Store.Bind(context.Background(), b); err != nil {
-					t.Fatal(err)
-				}
+				bindAround(t, w, fmt.Sprintf("w%d", i+1), node)
 			}
-			var found bool
-			for _, err := range w.CheckInvariants() {
-				if strings.Contains(err.Error(), "pod group default/train: its pods are bound in 2 domains of topology.kubernetes.io/rack (rack-1, rack-2)") {
-					found = true
-				} else {
-					t.Errorf("unexpected invariant error: %v", err)
-				}
-			}
+			found := invariantReported(t, w, "pod group default/train: its pods are bound in 2 domains of topology.kubernetes.io/rack (rack-1, rack-2)")
 			if found != tt.wantError {
 				t.Errorf("group across racks reported: %v, want %v", found, tt.wantError)
 			}

@@ -9,9 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
-	"github.com/kubesched/kubesched/pkg/framework"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
@@ -168,29 +166,39 @@ func TestInvariantCheckCatchesAGangBoundInPart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := podGroupCluster(3, st.MakePodGroup("train").Gang(3).Obj(), worker("w1", "train"), worker("w2", "train"), worker("w3", "train"))
-			opts := []scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true})}
-			w, err := simulator.NewWorld(context.Background(), c, simtest.PodGroupConfig(t), simtest.PodGroupRegistry(), 1, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Bypass the scheduler: bind as a buggy scheduler would.
+			w := simtest.PodGroupWorld(t, c, 1)
 			for i, name := range tt.bind {
-				b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Target: v1.ObjectReference{Name: string(rune('a'+i)) + "-node"}}
-				if err := w.Store.Bind(context.Background(), b); err != nil {
-					t.Fatal(err)
-				}
+				bindAround(t, w, name, string(rune('a'+i))+"-node")
 			}
-			var found bool
-			for _, err := range w.CheckInvariants() {
-				if strings.Contains(err.Error(), "pod group default/train: 2 of its pods bound, fewer than its minCount 3") {
-					found = true
-				} else {
-					t.Errorf("unexpected invariant error: %v", err)
-				}
-			}
+			found := invariantReported(t, w, "pod group default/train: 2 of its pods bound, fewer than its minCount 3")
 			if found != tt.wantError {
 				t.Errorf("partial gang reported: %v, want %v", found, tt.wantError)
 			}
 		})
 	}
+}
+
+// bindAround binds default/pod to node bypassing the scheduler, as a
+// buggy scheduler would.
+func bindAround(t *testing.T, w *simulator.World, pod, node string) {
+	t.Helper()
+	b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pod}, Target: v1.ObjectReference{Name: node}}
+	if err := w.Store.Bind(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// invariantReported says whether w's invariants report want; any other
+// broken invariant fails the test.
+func invariantReported(t *testing.T, w *simulator.World, want string) bool {
+	t.Helper()
+	found := false
+	for _, err := range w.CheckInvariants() {
+		if strings.Contains(err.Error(), want) {
+			found = true
+		} else {
+			t.Errorf("unexpected invariant error: %v", err)
+		}
+	}
+	return found
 }

@@ -9,13 +9,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubesched/kubesched/internal/scheduler"
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	st "github.com/kubesched/kubesched/internal/testing"
-	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 const rackKey = "topology.kubernetes.io/rack"
@@ -47,12 +45,7 @@ func placementWorld(t *testing.T, objs []runtime.Object) *simulator.World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := simulator.NewWorld(context.Background(), c, simtest.PlacementConfig(t), simtest.PlacementRegistry(), 1,
-		scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true, TopologyAwareWorkloadScheduling: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return simtest.PlacementWorld(t, c, 1)
 }
 
 func TestGangJobCapacityCountsWholeCopiesAndHoldsWhenSimulated(t *testing.T) {

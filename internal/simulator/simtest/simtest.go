@@ -53,11 +53,7 @@ func DefaultConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
 // in-tree plugins.
 func NewWorld(t testing.TB, c *cluster.Cluster, seed int64, opts ...scheduler.Option) *simulator.World {
 	t.Helper()
-	w, err := simulator.NewWorld(context.Background(), c, DefaultConfig(t), plugins.NewInTreeRegistry(), seed, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return newWorld(t, c, DefaultConfig(t), plugins.NewInTreeRegistry(), seed, opts...)
 }
 
 // Simulate runs a cluster and checks the invariants on the result.
@@ -227,21 +223,41 @@ func PlacementConfig(t testing.TB) *configv1.KubeSchedulerConfiguration {
 	return defaultConfigOf(t, PlacementRegistry())
 }
 
-// SimulatePlacements runs a cluster with GenericWorkload and
-// TopologyAwareWorkloadScheduling on and checks the invariants.
-func SimulatePlacements(t testing.TB, c *cluster.Cluster, seed int64) (*simulator.World, *report.Report) {
+// PlacementWorld builds the world of c with GenericWorkload and
+// TopologyAwareWorkloadScheduling on (not run).
+func PlacementWorld(t testing.TB, c *cluster.Cluster, seed int64) *simulator.World {
 	t.Helper()
-	opts := []scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true, TopologyAwareWorkloadScheduling: true})}
-	return simulateChecked(t, c, PlacementConfig(t), PlacementRegistry(), seed, opts)
+	return newWorld(t, c, PlacementConfig(t), PlacementRegistry(), seed,
+		scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true, TopologyAwareWorkloadScheduling: true}))
 }
 
-// simulateChecked runs a world of c to its end and checks the invariants.
-func simulateChecked(t testing.TB, c *cluster.Cluster, cfg *configv1.KubeSchedulerConfiguration, r fwkruntime.Registry, seed int64, opts []scheduler.Option) (*simulator.World, *report.Report) {
+// PodGroupWorld builds the world of c with the GenericWorkload gate on
+// (not run).
+func PodGroupWorld(t testing.TB, c *cluster.Cluster, seed int64, opts ...scheduler.Option) *simulator.World {
+	t.Helper()
+	opts = append([]scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true})}, opts...)
+	return newWorld(t, c, PodGroupConfig(t), PodGroupRegistry(), seed, opts...)
+}
+
+func newWorld(t testing.TB, c *cluster.Cluster, cfg *configv1.KubeSchedulerConfiguration, r fwkruntime.Registry, seed int64, opts ...scheduler.Option) *simulator.World {
 	t.Helper()
 	w, err := simulator.NewWorld(context.Background(), c, cfg, r, seed, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+// SimulatePlacements runs a cluster with GenericWorkload and
+// TopologyAwareWorkloadScheduling on and checks the invariants.
+func SimulatePlacements(t testing.TB, c *cluster.Cluster, seed int64) (*simulator.World, *report.Report) {
+	t.Helper()
+	return runChecked(t, PlacementWorld(t, c, seed))
+}
+
+// runChecked runs w to its end and checks the invariants.
+func runChecked(t testing.TB, w *simulator.World) (*simulator.World, *report.Report) {
+	t.Helper()
 	if err := w.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +282,5 @@ func defaultConfigOf(t testing.TB, r fwkruntime.Registry) *configv1.KubeSchedule
 // checks the invariants on the result.
 func SimulatePodGroups(t testing.TB, c *cluster.Cluster, seed int64, opts ...scheduler.Option) (*simulator.World, *report.Report) {
 	t.Helper()
-	opts = append([]scheduler.Option{scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true})}, opts...)
-	return simulateChecked(t, c, PodGroupConfig(t), PodGroupRegistry(), seed, opts)
+	return runChecked(t, PodGroupWorld(t, c, seed, opts...))
 }

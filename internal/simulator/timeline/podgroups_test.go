@@ -5,12 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubesched/kubesched/internal/scheduler"
-	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
 	"github.com/kubesched/kubesched/internal/simulator/timeline"
-	"github.com/kubesched/kubesched/pkg/framework"
 )
 
 const gangNodes = `apiVersion: v1
@@ -89,11 +86,7 @@ func TestATimelineCreatesAndDeletesPodGroups(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := simulator.NewWorld(context.Background(), c, simtest.PodGroupConfig(t), simtest.PodGroupRegistry(), 1,
-				scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := simtest.PodGroupWorld(t, c, 1)
 			err = timeline.Run(context.Background(), w)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -162,11 +155,7 @@ func TestATimelineStepCreatesAGangJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := simulator.NewWorld(context.Background(), c, simtest.PodGroupConfig(t), simtest.PodGroupRegistry(), 1,
-				scheduler.WithPluginFeatures(framework.Features{GenericWorkload: true}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := simtest.PodGroupWorld(t, c, 1)
 			if err := timeline.Run(context.Background(), w); err != nil {
 				t.Fatal(err)
 			}
