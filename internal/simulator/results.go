@@ -16,9 +16,10 @@ import (
 	"github.com/kubesched/kubesched/pkg/framework"
 )
 
-// podGroup is what a pending pod is counted under (report.PodResult's
-// Group).
-func (w *World) podGroup(p *v1.Pod) string {
+// PodGroup is what a pod is counted under in tables that fold pods
+// (report.PodResult's Group for a pending pod): its workload, else its
+// controller, else its app label, else the pod itself.
+func (w *World) PodGroup(p *v1.Pod) string {
 	k := p.Namespace + "/" + p.Name
 	if i, ok := w.Cluster.WorkloadOf[k]; ok && i >= 0 && i < len(w.Cluster.Workloads) {
 		return w.Cluster.Workloads[i].String()
@@ -60,7 +61,7 @@ func (w *World) Report() *report.Report {
 			r.Summary.Scheduled++
 		default:
 			res.Status = report.StatusUnschedulable
-			res.Group = w.podGroup(cur)
+			res.Group = w.PodGroup(cur)
 			r.Summary.Unschedulable++
 			for _, c := range cur.Status.Conditions {
 				if c.Type == v1.PodScheduled {

@@ -42,6 +42,12 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 		return writeObjects(t, fmt.Sprintf("empty-%v.yaml", priced), nodes...)
 	}
 	pod := writeObjects(t, "pod.yaml", st.MakePod().Name("web").Req(cpu("2")).Obj())
+	var pending []runtime.Object
+	for i := range 120 {
+		pending = append(pending, st.MakePod().Name(fmt.Sprintf("web-%03d", i)).Label("app", "web").Req(cpu("100m")).Obj())
+	}
+	webs := writeObjects(t, "webs.yaml", pending...)
+	binPacking := "../../../examples/scheduler-config.yaml"
 	tests := []struct {
 		name     string
 		args     []string
@@ -89,6 +95,25 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 			name: "consolidate of a priced node gives its saving",
 			args: []string{"consolidate", "-f", empty(true)},
 			want: []string{"Remove 2 node(s), in this order, saving 0.5 per hour"},
+		},
+		{
+			name: "a comparison moving 120 pods across 60 nodes counts the moves by workload and lists the nodes that differ most",
+			args: []string{"simulate", "-f", cluster, "-f", webs, "--compare", binPacking},
+			want: []string{"nodes with pods  60", "NODE (20 of the ", "more nodes differ (--show all lists them).",
+				"PODS PLACED DIFFERENTLY, BY WORKLOAD  MOVED", "Pods default app=web", "pods placed differently (--show all lists every one)."},
+			notWant: []string{"POD                  NODE A"},
+		},
+		{
+			name:    "a comparison with --show all lists every node and pod",
+			args:    []string{"simulate", "-f", cluster, "-f", webs, "--compare", binPacking, "--show", "all"},
+			want:    []string{"NODE (those that differ)", "default/web-", "pods placed differently.\n"},
+			notWant: []string{"BY WORKLOAD", "more nodes differ"},
+		},
+		{
+			name:     "--show is for simulate's table, not --compare's JSON",
+			args:     []string{"simulate", "-f", cluster, "-f", webs, "--compare", binPacking, "--show", "all", "-o", "json"},
+			wantCode: 1,
+			want:     []string{"--show chooses what simulate's table lists: not with -o json"},
 		},
 		{
 			name:     "--show names its values",

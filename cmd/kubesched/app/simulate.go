@@ -63,8 +63,11 @@ The same input and seed give the same output, byte for byte.`,
 			if err != nil {
 				return fmt.Errorf("--show: %w", err)
 			}
-			if cmd.Flags().Changed("show") && (opts.Output != "table" || explain != "" || compare != "") {
-				return fmt.Errorf("--show chooses what simulate's table lists: not with -o %s, --explain or --compare", opts.Output)
+			if cmd.Flags().Changed("show") && opts.Output != "table" {
+				return fmt.Errorf("--show chooses what simulate's table lists: not with -o %s", opts.Output)
+			}
+			if cmd.Flags().Changed("show") && explain != "" {
+				return fmt.Errorf("--show chooses what simulate's table lists: not with --explain")
 			}
 			if compare != "" {
 				if explain != "" {
@@ -73,7 +76,7 @@ The same input and seed give the same output, byte for byte.`,
 				if trace != "" {
 					return fmt.Errorf("--trace and --compare: trace one configuration at a time")
 				}
-				return simulateCompare(cmd.Context(), s, opts, cc, registry, compare)
+				return simulateCompare(cmd.Context(), s, opts, cc, registry, compare, compareShow(shown))
 			}
 			start := time.Now()
 			cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(cc.Features))
@@ -162,7 +165,7 @@ The same input and seed give the same output, byte for byte.`,
 	fss.FlagSet("input and output").StringVar(&compare, "compare", "", "A second KubeSchedulerConfiguration: simulate the cluster under --config (A) and this one (B), and print the difference (pods placed and pending, per-zone use, pods placed differently).")
 	fss.FlagSet("input and output").StringVar(&trace, "trace", "", "Write one JSON line per scheduling attempt to this file, in the order the scheduler made them: virtual time, pod, attempt number, result (Scheduled, Unschedulable, Preempted, Error), node, message and preemption victims.")
 	fss.FlagSet("input and output").StringVar(&explain, "explain", "", "NAMESPACE/NAME: instead of the report, explain that pod node by node as its last scheduling attempt in the simulation saw the cluster (the nodes and the pods bound at that moment).")
-	fss.FlagSet("input and output").StringVar(&show, "show", string(report.ShowPending), "What the table lists (-o table): summary (the counts, the pending pods' reasons, the workloads, the timeline), pending (and the pods not running, by reason) or all (and every pod and node). JSON, YAML and HTML always hold everything.")
+	fss.FlagSet("input and output").StringVar(&show, "show", string(report.ShowPending), "What the table lists (-o table): summary (the counts, the pending pods' reasons, the workloads, the timeline), pending (and the pods not running, by reason) or all (and every pod and node). With --compare: summary or pending (the default) fold the nodes that differ and the pods that move past 50 (by workload; summary always), all lists them. JSON, YAML and HTML always hold everything.")
 	fss.FlagSet("debugging").StringVar(&stats, "stats", "", "Write the run's counts as JSON to this file: scheduling attempts, failed ones answered by the memo of an identical failure, virtual time, and the seconds of each phase (load, world, run, report).")
 	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command (loading, scheduling, the report) to this file.")
 	fss.FlagSet("debugging").StringVar(&memProfile, "memprofile", "", "Write a profile of the whole command's allocations (go tool pprof -sample_index=alloc_space) to this file when it ends.")
@@ -172,7 +175,20 @@ The same input and seed give the same output, byte for byte.`,
 
 // simulateCompare simulates the cluster under cc and under the
 // configuration in file, and prints the comparison.
-func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc schedconfig.CompletedConfig, registry fwkruntime.Registry, file string) error {
+// compareShow is --show for --compare's table: summary folds every
+// section, pending (the default) folds those past report.ExplainListAll
+// rows, all lists everything.
+func compareShow(s report.Show) report.ExplainShow {
+	switch s {
+	case report.ShowSummary:
+		return report.ExplainShowSummary
+	case report.ShowAll:
+		return report.ExplainShowAll
+	}
+	return report.ExplainShowAuto
+}
+
+func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc schedconfig.CompletedConfig, registry fwkruntime.Registry, file string, show report.ExplainShow) error {
 	if opts.Output == "yaml" || opts.Output == "html" {
 		return fmt.Errorf("--compare: -o %s is not supported; use table or json", opts.Output)
 	}
@@ -217,7 +233,7 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 	if nameA == "" {
 		nameA = "(defaults)"
 	}
-	return questions.Compare(a, b, nameA, file).Write(s.out, opts.Output)
+	return questions.Compare(a, b, nameA, file).WriteShow(s.out, opts.Output, show)
 }
 
 // writeStats writes simulate --stats.

@@ -1,12 +1,8 @@
 package questions
 
 import (
-	"bytes"
-	"fmt"
-	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -57,6 +53,8 @@ type Move struct {
 	Name      string `json:"name"`
 	A         string `json:"a"`
 	B         string `json:"b"`
+	// Group is what the folded table counts the pod under (World.PodGroup).
+	Group string `json:"-"`
 }
 
 // ZoneUse is a zone's requested share of allocatable, in percent.
@@ -98,6 +96,23 @@ func Compare(a, b *simulator.World, nameA, nameB string) *Comparison {
 		if pa[k] != pb[k] {
 			ns, name, _ := strings.Cut(k, "/")
 			cmp.Moved = append(cmp.Moved, Move{Namespace: ns, Name: name, A: pa[k], B: pb[k]})
+		}
+	}
+	if len(cmp.Moved) > 0 {
+		byKey := make(map[string]*v1.Pod, len(a.Pending))
+		for _, p := range a.Pending {
+			byKey[p.Namespace+"/"+p.Name] = p
+		}
+		for i := range cmp.Moved {
+			m := &cmp.Moved[i]
+			k := m.Namespace + "/" + m.Name
+			if p, ok := a.Store.GetPod(m.Namespace, m.Name); ok {
+				m.Group = a.PodGroup(p)
+			} else if p, ok := byKey[k]; ok {
+				m.Group = a.PodGroup(p)
+			} else {
+				m.Group = "Pod " + k
+			}
 		}
 	}
 	sort.Slice(cmp.Moved, func(i, j int) bool {
@@ -207,79 +222,4 @@ func zoneUse(w *simulator.World, r *report.Report) map[string]use {
 		out[z] = use{pods: s.pods, cpu: report.PercentFloor(s.reqCPU, s.allocCPU), mem: report.PercentFloor(s.reqMem, s.allocMem)}
 	}
 	return out
-}
-
-// Write renders the comparison as table or json.
-func (c *Comparison) Write(out io.Writer, format string) error {
-	switch format {
-	case "json":
-		return report.WriteJSON(out, c)
-	case "table", "":
-	default:
-		return fmt.Errorf("unknown output format %q for --compare: want table or json", format)
-	}
-	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\tA: %s\tB: %s\n", c.nameA, c.nameB)
-	fmt.Fprintf(tw, "scheduled\t%d\t%d\n", c.A.Summary.Scheduled, c.B.Summary.Scheduled)
-	fmt.Fprintf(tw, "unschedulable\t%d\t%d\n", c.A.Summary.Unschedulable, c.B.Summary.Unschedulable)
-	fmt.Fprintf(tw, "preempted\t%d\t%d\n", c.A.Summary.Preempted, c.B.Summary.Preempted)
-	tw.Flush()
-	if len(c.Zones) > 0 {
-		buf.WriteString("\n")
-		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ZONE\tPODS A\tPODS B\tCPU % A\tCPU % B\tMEMORY % A\tMEMORY % B")
-		for _, z := range c.Zones {
-			name := z.Zone
-			if name == "" {
-				name = "(no zone)"
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d%%\t%d%%\t%d%%\t%d%%\n", name, z.ScheduleA, z.ScheduleB, z.CPUA, z.CPUB, z.MemoryA, z.MemoryB)
-		}
-		tw.Flush()
-	}
-	var changed []NodeUse
-	for _, n := range c.Nodes {
-		if n.PodsA != n.PodsB || n.CPUA != n.CPUB || n.MemoryA != n.MemoryB {
-			changed = append(changed, n)
-		}
-	}
-	if len(changed) > 0 {
-		buf.WriteString("\n")
-		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NODE (those that differ)\tPODS A\tPODS B\tCPU % A\tCPU % B\tMEMORY % A\tMEMORY % B")
-		for _, n := range changed {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d%%\t%d%%\t%d%%\t%d%%\n", n.Node, n.PodsA, n.PodsB, n.CPUA, n.CPUB, n.MemoryA, n.MemoryB)
-		}
-		tw.Flush()
-	}
-	if len(c.Spread) > 0 {
-		buf.WriteString("\n")
-		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKLOAD\tZONE SKEW A\tZONE SKEW B")
-		for _, s := range c.Spread {
-			fmt.Fprintf(tw, "%s\t%d\t%d\n", s.Workload, s.SkewA, s.SkewB)
-		}
-		tw.Flush()
-	}
-	buf.WriteString("\n")
-	if len(c.Moved) == 0 {
-		buf.WriteString("No pod is placed differently.\n")
-	} else {
-		tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "POD\tNODE A\tNODE B")
-		dash := func(s string) string {
-			if s == "" {
-				return "-"
-			}
-			return s
-		}
-		for _, m := range c.Moved {
-			fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", m.Namespace, m.Name, dash(m.A), dash(m.B))
-		}
-		tw.Flush()
-		fmt.Fprintf(&buf, "\n%d pods placed differently.\n", len(c.Moved))
-	}
-	_, err := out.Write(buf.Bytes())
-	return err
 }

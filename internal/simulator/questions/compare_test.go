@@ -55,7 +55,7 @@ func TestCompareShowsWhatAConfigurationChanges(t *testing.T) {
 		wantNodes []questions.NodeUse
 	}{
 		{name: "bin-packing moves the new pod from the empty node to the busy one", b: string(binPacking),
-			wantMoved: []questions.Move{{Namespace: "default", Name: "new", A: "empty", B: "busy"}},
+			wantMoved: []questions.Move{{Namespace: "default", Name: "new", A: "empty", B: "busy", Group: "Pod default/new"}},
 			wantNodes: []questions.NodeUse{{Node: "busy", PodsA: 1, PodsB: 2, CPUA: 50, CPUB: 75, MemoryA: 50, MemoryB: 62}, {Node: "empty", PodsA: 1, PodsB: 0, CPUA: 25, CPUB: 0, MemoryA: 12, MemoryB: 0}}},
 		{name: "the same configuration moves nothing", b: defaults, wantMoved: []questions.Move{},
 			wantNodes: []questions.NodeUse{{Node: "busy", PodsA: 1, PodsB: 1, CPUA: 50, CPUB: 50, MemoryA: 50, MemoryB: 50}, {Node: "empty", PodsA: 1, PodsB: 1, CPUA: 25, CPUB: 25, MemoryA: 12, MemoryB: 12}}},
