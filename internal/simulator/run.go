@@ -172,7 +172,7 @@ func (w *World) reconcile() {
 // only runs the controllers.
 func (w *World) Change(change func() error) (created, deleted int, err error) {
 	c := w.Cluster
-	c.StartControllers(w.Live)
+	c.StartControllers(w.Live, w.Store.Removals)
 	pods, ordered, rs, others := len(c.Pods), len(c.Ordered), len(c.ReplicaSets), len(c.Others)
 	deletions := w.book.deletions
 	if change != nil {

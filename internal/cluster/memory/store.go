@@ -64,6 +64,8 @@ type Store struct {
 	volumeVersion int64
 	// version counts notifications (Version).
 	version uint64
+	// removals counts pods deleted or evicted (Removals).
+	removals uint64
 	// podGroups are the PodGroups (podgroups.go).
 	podGroups map[string]*schedulingv1beta1.PodGroup
 }
@@ -323,6 +325,7 @@ func (s *Store) Evict(_ context.Context, victim *v1.Pod, preemptor framework.Pre
 		return apierrors.NewNotFound(podsResource, k)
 	}
 	delete(s.pods, k)
+	s.removals++
 	s.releaseClaimsLocked(old)
 	s.Evicted[k] = Eviction{Preemptor: key(preemptor.Namespace, preemptor.Name), Node: old.Spec.NodeName, Pod: old}
 	s.evictions = append(s.evictions, k)
@@ -352,9 +355,19 @@ func (s *Store) DeletePod(ns, name string) error {
 		return apierrors.NewNotFound(podsResource, k)
 	}
 	delete(s.pods, k)
+	s.removals++
 	s.releaseClaimsLocked(old)
 	s.notify(func(h cluster.EventHandler) { h.OnPodDelete(old) })
 	return nil
+}
+
+// Removals counts the pods deleted or evicted so far. Between two equal
+// counts every pod the store held is still there: a pod leaves it only so
+// (its binding and status change, its phase and deletion timestamp do not).
+func (s *Store) Removals() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.removals
 }
 
 // EventRecorder implements cluster.World.

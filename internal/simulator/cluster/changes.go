@@ -14,12 +14,14 @@ import (
 // StartControllers makes the workloads' controllers ready to run again
 // and has them read a pod's current state through live: nil once the
 // pod is gone (deleted, finished, evicted); a pod not created yet is
-// itself.
-func (c *Cluster) StartControllers(live func(*v1.Pod) *v1.Pod) {
+// itself. removals counts the pods gone so far: while it stays the same,
+// a pod live found alive is still alive, with the same phase (the
+// controllers then count a workload's pods without looking at each again).
+func (c *Cluster) StartControllers(live func(*v1.Pod) *v1.Pod, removals func() uint64) {
 	if c.controllers == nil {
 		c.newControllers()
 	}
-	c.controllers.live = live
+	c.controllers.live, c.controllers.removals = live, removals
 }
 
 // Reconcile runs every workload's controller once (StartControllers
@@ -142,6 +144,23 @@ func (c *Cluster) PodsOfSince(kind, ns, name string, live func(*v1.Pod) *v1.Pod,
 		}
 	}
 	return out
+}
+
+// LiveCount is len(PodsOf(kind, ns, name, live)) with the live and
+// removals StartControllers was given, without looking again at the pods
+// counted before when no pod went since.
+func (c *Cluster) LiveCount(kind, ns, name string) int {
+	e := c.controllers
+	if kind != "Deployment" {
+		n, _ := e.counts(ownerKey(kind, ns, name))
+		return n
+	}
+	total := 0
+	for _, rs := range c.ReplicaSetsOf(ns, name) {
+		n, _ := e.counts(ownerKey("ReplicaSet", ns, rs.Name))
+		total += n
+	}
+	return total
 }
 
 // ReplicaSetsOf are the ReplicaSets Deployment ns/name controls.

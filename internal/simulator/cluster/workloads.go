@@ -147,8 +147,69 @@ type controllers struct {
 	jobGroups map[string]*schedulingv1beta1.PodGroup
 	// live, when set (a timeline), gives a pod's current state in the
 	// world, nil once it is gone (deleted, finished, evicted); a pod not
-	// created yet is itself.
-	live func(*v1.Pod) *v1.Pod
+	// created yet is itself. removals counts the pods gone so far
+	// (StartControllers).
+	live     func(*v1.Pod) *v1.Pod
+	removals func() uint64
+	// counted caches counts' answer per controller.
+	counted map[string]*ownerCount
+}
+
+// ownerCount is what counts found of a controller's first mark pods while
+// removals was at removals: live of them alive, active of those active.
+type ownerCount struct {
+	removals           uint64
+	mark, live, active int
+}
+
+// activePod: the pod counts toward its controller's replicas.
+func activePod(p *v1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed
+}
+
+// counts is how many of the pods the controller k owns are alive (live
+// does not return nil: PodsOf's) and how many of them active (active's).
+// With live and removals set, the pods counted before are not looked at
+// again while no pod went since: a pod alive stays alive, and its phase
+// and deletion timestamp do not change, until it goes. capacity
+// --workload adds thousands of replicas one at a time; looking at them
+// all for each made it quadratic.
+func (e *controllers) counts(k string) (live, active int) {
+	owned := e.owned[k]
+	if e.live == nil || e.removals == nil {
+		for _, p := range owned {
+			if e.live != nil {
+				if p = e.live(p); p == nil {
+					continue
+				}
+			}
+			live++
+			if activePod(p) {
+				active++
+			}
+		}
+		return live, active
+	}
+	if e.counted == nil {
+		e.counted = map[string]*ownerCount{}
+	}
+	r := e.removals()
+	c := e.counted[k]
+	if c == nil || c.removals != r {
+		c = &ownerCount{removals: r}
+		e.counted[k] = c
+	}
+	for _, p := range owned[c.mark:] {
+		if p = e.live(p); p == nil {
+			continue
+		}
+		c.live++
+		if activePod(p) {
+			c.active++
+		}
+	}
+	c.mark = len(owned)
+	return c.live, c.active
 }
 
 func ownerKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
@@ -167,27 +228,33 @@ func (e *controllers) workload(kind string, m *metav1.ObjectMeta, source string)
 // not finished, not being deleted.
 func (e *controllers) active(kind string, m *metav1.ObjectMeta, wl int) []*v1.Pod {
 	var out []*v1.Pod
-	k := ownerKey(kind, m.Namespace, m.Name)
-	owned := e.owned[k]
-	if wl >= 0 {
-		// Each pod once, not on every reconcile: capacity --workload
-		// reconciles once per replica it adds.
-		for _, p := range owned[e.assigned[k]:] {
-			e.c.WorkloadOf[PodKey(p)] = wl
-		}
-		e.assigned[k] = len(owned)
-	}
-	for _, p := range owned {
+	k := e.assign(kind, m, wl)
+	for _, p := range e.owned[k] {
 		if e.live != nil {
 			if p = e.live(p); p == nil {
 				continue
 			}
 		}
-		if p.DeletionTimestamp == nil && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed {
+		if activePod(p) {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// assign counts the controller's pods under workload wl (unless -1), each
+// once, not on every reconcile: capacity --workload reconciles once per
+// replica it adds. It returns the controller's key in owned.
+func (e *controllers) assign(kind string, m *metav1.ObjectMeta, wl int) string {
+	k := ownerKey(kind, m.Namespace, m.Name)
+	if wl >= 0 {
+		owned := e.owned[k]
+		for _, p := range owned[e.assigned[k]:] {
+			e.c.WorkloadOf[PodKey(p)] = wl
+		}
+		e.assigned[k] = len(owned)
+	}
+	return k
 }
 
 func (e *controllers) runController(in workloadInput) {
@@ -221,7 +288,8 @@ func (e *controllers) replicas(kind string, gvk schema.GroupVersionKind, m *meta
 	if replicas != nil {
 		want = *replicas
 	}
-	have := int32(len(e.active(kind, m, wl)))
+	_, active := e.counts(e.assign(kind, m, wl))
+	have := int32(active)
 	if tmpl == nil {
 		return
 	}

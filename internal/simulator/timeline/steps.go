@@ -213,7 +213,6 @@ func scale(w *simulator.World, r cluster.ScaleRef, why simulator.Gone) error {
 		return fmt.Errorf("scale: %s %s/%s not found", r.Kind, ns, r.Name)
 	}
 	n := r.Replicas
-	pods := w.Cluster.PodsOf(r.Kind, ns, r.Name, w.Live)
 	var excess []*v1.Pod
 	switch o := w.Cluster.WorkloadObject(i).(type) {
 	case *appsv1.Deployment, *appsv1.ReplicaSet, *v1.ReplicationController, *batchv1.Job:
@@ -230,14 +229,18 @@ func scale(w *simulator.World, r cluster.ScaleRef, why simulator.Gone) error {
 		case *batchv1.Job:
 			o.Spec.Parallelism = &n
 		}
-		excess = newestFirst(pods, int(n))
+		// Scaling up deletes nothing: the pods are not looked at (capacity
+		// --workload scales up by one thousands of times).
+		if w.Cluster.LiveCount(r.Kind, ns, r.Name) > int(n) {
+			excess = newestFirst(w.Cluster.PodsOf(r.Kind, ns, r.Name, w.Live), int(n))
+		}
 	case *appsv1.StatefulSet:
 		o.Spec.Replicas = &n
 		start := 0
 		if o.Spec.Ordinals != nil {
 			start = int(o.Spec.Ordinals.Start)
 		}
-		for _, p := range pods {
+		for _, p := range w.Cluster.PodsOf(r.Kind, ns, r.Name, w.Live) {
 			var ord int
 			if _, err := fmt.Sscanf(strings.TrimPrefix(p.Name, o.Name+"-"), "%d", &ord); err == nil && ord >= start+int(n) {
 				excess = append(excess, p)

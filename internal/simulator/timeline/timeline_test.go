@@ -199,6 +199,30 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 			},
 		},
 		{
+			name: "after a node goes, a Deployment replaces its pods and scaling down counts the replacements, not the pods gone",
+			objs: []runtime.Object{simtest.Node("a"), simtest.Node("b"), st.MakeDeployment("web", 3, web)},
+			steps: []cluster.Step{
+				{At: time.Minute, Name: "up", Scale: []cluster.ScaleRef{{Kind: "Deployment", Name: "web", Replicas: 4}}},
+				{At: 2 * time.Minute, Name: "lose a", DeleteNodes: []string{"a"}},
+				{At: 3 * time.Minute, Name: "down", Scale: []cluster.ScaleRef{{Kind: "Deployment", Name: "web", Replicas: 2}}},
+			},
+			check: func(t *testing.T, w *simulator.World, r *report.Report, _ []report.TraceLine) {
+				lost := r.Timeline.Steps[1]
+				if lost.Deleted == 0 || lost.Created != lost.Deleted {
+					t.Errorf("step lose a = %+v, want each pod deleted with a replaced", lost)
+				}
+				running := 0
+				for _, where := range placementsByPrefix(r, "web-") {
+					if where == "b" {
+						running++
+					}
+				}
+				if running != 2 || r.Timeline.Steps[2].Deleted != 2 {
+					t.Errorf("%d running on b, step down deleted %d; want 2 and 2", running, r.Timeline.Steps[2].Deleted)
+				}
+			},
+		},
+		{
 			name:  "a node added by a step gets its DaemonSet pod",
 			objs:  []runtime.Object{simtest.Node("a"), st.MakeDaemonSet("agent", st.MakePod().Label("app", "agent").Req(cpu("100m")))},
 			steps: []cluster.Step{{At: time.Minute, Name: "add b", Create: []runtime.Object{simtest.Node("b")}}},
