@@ -284,6 +284,9 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%d\n", a.Type, a.Zone, a.Count, a.HourlyCost, a.Pods)
 		}
 		tw.Flush()
+		if placed := placedPods(res); placed > res.Scheduled {
+			fmt.Fprintf(s.out, "\nPODS counts every pod the simulation placed on the new nodes (%d, DaemonSet pods aside), not only the %d they are added for: with the nodes there from the start, the scheduler also puts there pods that would otherwise run on existing nodes.\n", placed, res.Scheduled)
+		}
 	}
 	if len(res.Pending) > 0 {
 		fmt.Fprintf(s.out, "\n%s no node type can run:\n\n", report.Plural(len(res.Pending), "pod"))
@@ -295,6 +298,15 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		tw.Flush()
 	}
 	return nil
+}
+
+// placedPods sums the answer's PODS column.
+func placedPods(r *questions.NodeTypesResult) int {
+	n := 0
+	for _, a := range r.Add {
+		n += a.Pods
+	}
+	return n
 }
 
 func countNodes(r *questions.NodeTypesResult) int {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	st "github.com/kubesched/kubesched/internal/testing"
 	"github.com/kubesched/kubesched/internal/testing/clustergen"
 )
 
@@ -199,6 +200,50 @@ func TestNodeTypesRefusesBadTypes(t *testing.T) {
 			code, _, errOut := run(t, "capacity", "-f", "../../../examples/cluster.yaml", "--node-types", tt.types)
 			if code == 0 || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, tt.types) {
 				t.Errorf("exit %d, stderr %q; want non-zero, the file and %q", code, errOut, tt.want)
+			}
+		})
+	}
+}
+
+// The table's PODS column counts every pod the simulation put on the new
+// nodes; when that is more than the pods they are added for, the answer
+// says so.
+func TestNodeTypesTableSaysWhatItsPodsColumnCounts(t *testing.T) {
+	cpu := func(q string) map[v1.ResourceName]string {
+		return map[v1.ResourceName]string{v1.ResourceCPU: q, v1.ResourceMemory: "1Gi"}
+	}
+	wide := st.MakeNode().Name("wide").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj()
+	wide.Annotations = map[string]string{"simulation.kubesched.io/hourly-cost": "1"}
+	types := writeObjects(t, "types.yaml", wide)
+	old := func() *v1.Node {
+		return st.MakeNode().Name("old").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj()
+	}
+	const note = "PODS counts every pod the simulation placed on the new nodes (2, DaemonSet pods aside), not only the 1 they are added for"
+	tests := []struct {
+		name     string
+		objs     []runtime.Object
+		wantNote bool
+	}{
+		{name: "a pending pod that fits on an existing node lands on the emptier new one, and the note says PODS counts it",
+			objs:     []runtime.Object{old(), st.MakePod().Name("fits").Req(cpu("1")).Obj(), st.MakePod().Name("big").Req(cpu("3")).Obj()},
+			wantNote: true},
+		{name: "when only the pod the node is added for lands there, there is no note",
+			objs: []runtime.Object{old(), st.MakePod().Name("running").Node("old").Req(cpu("2")).Obj(), st.MakePod().Name("big").Req(cpu("3")).Obj()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := run(t, "capacity", "-f", writeObjects(t, "cluster.yaml", tt.objs...), "--node-types", types)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if !strings.Contains(out, "Add 1 node (1 per hour) to schedule 1 pending pod(s)") {
+				t.Fatalf("not the one-node answer the case is built for:\n%s", out)
+			}
+			if got := strings.Contains(out, note); got != tt.wantNote {
+				t.Errorf("note shown: %v, want %v:\n%s", got, tt.wantNote, out)
+			}
+			if !tt.wantNote && strings.Contains(out, "PODS counts") {
+				t.Errorf("a note with other figures:\n%s", out)
 			}
 		})
 	}
