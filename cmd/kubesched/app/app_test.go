@@ -102,7 +102,7 @@ profiles:
 		{name: "capacity -o json keeps the documented shape", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--pod", "../../../examples/pending-pod.yaml", "-o", "json"},
 			wantOut: []string{`"fits": `, `"nodes": {`, `"zones": {`, `"next": {`, `"message": "0/12 nodes are available`}},
 		{name: "capacity --add-nodes answers with a simulated node count", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--add-nodes", "../../../examples/gpu-node.yaml", "-o", "json"},
-			wantOut: []string{`"node": "gpu-b"`, `"addNodes": 9`, `"pending": 20`}},
+			wantOut: []string{`"node": "gpu-b"`, `"addNodes": 9`, `"pending": 19`, `"preempted": 1`}},
 		{name: "simulate --compare prints both configurations' outcomes and the moved pods as JSON", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--compare", "../../../examples/scheduler-config.yaml", "-o", "json"},
 			wantOut: []string{`"a": {`, `"b": {`, `"moved": [`, `"namespace": "batch"`, `"zones": [`}},
 		{name: "simulate says which profiles exist when no pod asks for them", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "--config", otherProfile},

@@ -123,18 +123,18 @@ gives no answer: capacity says so and exits non-zero.`,
 					return fmt.Errorf("--add-nodes reads the cluster more than once: give it as files, not -f -")
 				}
 				stop := progressLine(s, progress.line)
-				k, pending, err := questions.AddNodes(cmd.Context(), load, newWorld, nc.Nodes[0], maxNodes)
+				res, err := questions.AddNodes(cmd.Context(), load, newWorld, nc.Nodes[0], maxNodes)
 				stop()
 				if err != nil {
 					return err
 				}
 				if opts.Output == "json" {
-					return writeJSON(s, &questions.AddNodesResult{Node: nc.Nodes[0].Name, AddNodes: k, Pending: pending})
+					return writeJSON(s, res)
 				}
-				if pending == 0 {
+				if res.Pending == 0 && res.Preempted == 0 {
 					fmt.Fprintln(s.out, "Nothing is pending: no node needs to be added.")
 				} else {
-					fmt.Fprintf(s.out, "%d pending pod(s) are all scheduled with %d node(s) like %s added (checked by simulation; %d leave some pending).\n", pending, k, nc.Nodes[0].Name, k-1)
+					fmt.Fprintf(s.out, "%s, with %s like %s added (checked by simulation; %d leave some pod pending or preempted).\n", placedAndSpared(res.Pending, res.Preempted), report.Plural(res.AddNodes, "node"), res.Node, res.AddNodes-1)
 				}
 				return nil
 			}
@@ -277,7 +277,7 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 	case len(res.Add) == 0:
 		fmt.Fprintln(s.out, "No node type lets any pending pod schedule.")
 	default:
-		fmt.Fprintf(s.out, "Add %s (%g per hour) to schedule %d pending pod(s), checked by simulation:\n\n", report.Plural(countNodes(res), "node"), res.HourlyCost, res.Scheduled)
+		fmt.Fprintf(s.out, "Add %s (%g per hour): %s, checked by simulation.\n\n", report.Plural(countNodes(res), "node"), res.HourlyCost, placedAndSpared(res.Scheduled, res.Spared))
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "TYPE\tZONE\tCOUNT\tHOURLY COST\tPODS")
 		for _, a := range res.Add {
@@ -298,6 +298,16 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		tw.Flush()
 	}
 	return nil
+}
+
+// placedAndSpared says what added nodes do: schedule pending pods and
+// spare preempted ones.
+func placedAndSpared(scheduled, spared int) string {
+	out := fmt.Sprintf("%s scheduled", report.Plural(scheduled, "pending pod"))
+	if spared > 0 {
+		out += fmt.Sprintf(", and %s no longer preempted", report.Plural(spared, "pod"))
+	}
+	return out
 }
 
 // placedPods sums the answer's PODS column.

@@ -24,6 +24,7 @@ type nodeTypesAnswer struct {
 	}
 	HourlyCost float64
 	Scheduled  int
+	Spared     int
 	Pending    []struct{ Pod, Reason string }
 }
 
@@ -64,6 +65,14 @@ func addedNodes(t *testing.T, typesFile string, a nodeTypesAnswer, skip int) str
 // pendingPods runs simulate and returns the pods it leaves unschedulable.
 func pendingPods(t *testing.T, files ...string) []string {
 	t.Helper()
+	pending, _ := outcomes(t, files...)
+	return pending
+}
+
+// outcomes runs simulate and returns the pods it leaves unschedulable and
+// those it preempts.
+func outcomes(t *testing.T, files ...string) (pending, preempted []string) {
+	t.Helper()
 	args := []string{"simulate", "-o", "json"}
 	for _, f := range files {
 		args = append(args, "-f", f)
@@ -78,13 +87,15 @@ func pendingPods(t *testing.T, files ...string) []string {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	var pending []string
 	for _, p := range r.Pods {
-		if p.Status == "Unschedulable" {
+		switch p.Status {
+		case "Unschedulable":
 			pending = append(pending, p.Namespace+"/"+p.Name)
+		case "Preempted":
+			preempted = append(preempted, p.Namespace+"/"+p.Name)
 		}
 	}
-	return pending
+	return pending, preempted
 }
 
 // The answer is checked by simulate, not by the search's own runs: with
@@ -103,7 +114,7 @@ func TestNodeTypesAnswerIsVerifiedBySimulation(t *testing.T) {
 	const types = "../../../examples/node-types.yaml"
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := pendingPods(t, tt.cluster)
+			before, preemptedBefore := outcomes(t, tt.cluster)
 			if len(before) == 0 {
 				t.Fatal("nothing pending: the question is vacuous")
 			}
@@ -123,7 +134,10 @@ func TestNodeTypesAnswerIsVerifiedBySimulation(t *testing.T) {
 					t.Errorf("pod %s stays pending without a reason", p.Pod)
 				}
 			}
-			with := pendingPods(t, tt.cluster, addedNodes(t, types, a, -1))
+			with, preemptedWith := outcomes(t, tt.cluster, addedNodes(t, types, a, -1))
+			if got := len(preemptedBefore) - len(preemptedWith); got != a.Spared || len(preemptedWith) != 0 {
+				t.Errorf("with the answer's nodes %d pods are preempted (%v), %d fewer than without; the answer says it spares %d", len(preemptedWith), preemptedWith, got, a.Spared)
+			}
 			if len(with) != len(a.Pending) {
 				t.Errorf("with the answer's nodes %d pods pend (%v), the answer says %d", len(with), with, len(a.Pending))
 			}
@@ -131,8 +145,8 @@ func TestNodeTypesAnswerIsVerifiedBySimulation(t *testing.T) {
 				t.Errorf("the answer's nodes schedule %d pending pods, it says %d", got, a.Scheduled)
 			}
 			for i, e := range a.Add {
-				if fewer := pendingPods(t, tt.cluster, addedNodes(t, types, a, i)); len(fewer) <= len(with) {
-					t.Errorf("with one %s node fewer in %s, %d pods pend, no more than with it: the answer is not minimal", e.Type, e.Zone, len(fewer))
+				if fewer, preempted := outcomes(t, tt.cluster, addedNodes(t, types, a, i)); len(fewer)+len(preempted) <= len(with)+len(preemptedWith) {
+					t.Errorf("with one %s node fewer in %s, %d pods pend and %d are preempted, no more than with it: the answer is not minimal", e.Type, e.Zone, len(fewer), len(preempted))
 				}
 			}
 		})
@@ -236,7 +250,7 @@ func TestNodeTypesTableSaysWhatItsPodsColumnCounts(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			if !strings.Contains(out, "Add 1 node (1 per hour) to schedule 1 pending pod(s)") {
+			if !strings.Contains(out, "Add 1 node (1 per hour): 1 pending pod scheduled, checked by simulation.") {
 				t.Fatalf("not the one-node answer the case is built for:\n%s", out)
 			}
 			if got := strings.Contains(out, note); got != tt.wantNote {

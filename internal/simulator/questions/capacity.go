@@ -39,9 +39,11 @@ type AddNodesResult struct {
 	// Node names the template.
 	Node string `json:"node"`
 	// AddNodes is the fewest nodes like it to add so that every pending
-	// pod is scheduled; Pending, how many pods are pending without them.
-	AddNodes int `json:"addNodes"`
-	Pending  int `json:"pending"`
+	// pod is scheduled and none preempted; Pending and Preempted, how many
+	// pods are pending and preempted without them.
+	AddNodes  int `json:"addNodes"`
+	Pending   int `json:"pending"`
+	Preempted int `json:"preempted,omitempty"`
 }
 
 // NextCopy is why the next copy does not fit: the FitError, and the
@@ -156,67 +158,65 @@ func scheduledMessage(p *v1.Pod) string {
 }
 
 // AddNodes finds the fewest copies of node to add to the cluster so that
-// every pending pod the scheduler is responsible for is scheduled, by
+// every pending pod the scheduler is responsible for is scheduled and no
+// pod is preempted (the pods unplaced counts, as --node-types does), by
 // simulating each candidate count (doubling, then bisecting); the count
-// returned was simulated and left nothing pending. limit bounds the
-// search.
-func AddNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), node *v1.Node, limit int) (int, int, error) {
+// returned was simulated and left none. limit bounds the search.
+func AddNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), node *v1.Node, limit int) (*AddNodesResult, error) {
+	res := &AddNodesResult{Node: node.Name}
 	var example string
-	pending := func(k int) (int, error) {
+	left := func(k int) ([]report.PodResult, error) {
 		c, err := load()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		c.Nodes = append(c.Nodes, NodeCopies(node, k, c)...)
 		w, err := newWorld(c)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if err := w.Run(ctx); err != nil {
-			return 0, err
+			return nil, err
 		}
-		n := 0
-		for _, p := range w.Report().Pods {
-			if p.Status != report.StatusScheduled {
-				if n == 0 {
-					example = fmt.Sprintf("%s/%s: %s", p.Namespace, p.Name, p.Message)
-				}
-				n++
-			}
+		out := unplaced(w, w.Report(), nil)
+		if len(out) > 0 {
+			example = fmt.Sprintf("%s/%s: %s", out[0].Namespace, out[0].Name, out[0].Message)
 		}
-		return n, ctx.Err()
+		return out, ctx.Err()
 	}
-	before, err := pending(0)
-	if err != nil || before == 0 {
-		return 0, before, err
+	before, err := left(0)
+	if err != nil || len(before) == 0 {
+		return res, err
 	}
-	lo, hi := 0, 1 // lo leaves pods pending; hi is to be tried
+	res.Pending, res.Preempted = count(before, report.StatusUnschedulable), count(before, report.StatusPreempted)
+	lo, hi := 0, 1 // lo leaves pods without a place; hi is to be tried
 	for {
-		n, err := pending(hi)
+		out, err := left(hi)
 		if err != nil {
-			return 0, before, err
+			return nil, err
 		}
-		if n == 0 {
+		if len(out) == 0 {
 			break
 		}
 		if hi >= limit {
-			return 0, before, fmt.Errorf("%d pods still pending with %d nodes like %s added (the limit, --max-nodes), e.g. %s", n, hi, node.Name, example)
+			return nil, fmt.Errorf("%d pods still pending or preempted with %d nodes like %s added (the limit, --max-nodes), e.g. %s", len(out), hi, node.Name, example)
 		}
 		lo, hi = hi, min(2*hi, limit)
 	}
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		n, err := pending(mid)
+		out, err := left(mid)
 		if err != nil {
-			return 0, before, err
+			return nil, err
 		}
-		if n == 0 {
+		if len(out) == 0 {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	return hi, before, nil
+	res.AddNodes = hi
+	return res, nil
 }
 
 // NodeCopies makes k nodes like n, named <name>-new-<i> (their hostname

@@ -224,7 +224,7 @@ func TestAWorldAtItsLimitAnswersNothing(t *testing.T) {
 		}},
 		{name: "capacity --add-nodes gives no node count", ask: func(t *testing.T) error {
 			load := func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }
-			_, _, err := questions.AddNodes(context.Background(), load, worldMaker(t), st.MakeNode().Name("extra").Obj(), 4)
+			_, err := questions.AddNodes(context.Background(), load, worldMaker(t), st.MakeNode().Name("extra").Obj(), 4)
 			return err
 		}},
 	}

@@ -135,7 +135,7 @@ func TestAddNodesIsTheFewestThatScheduleEveryPod(t *testing.T) {
 				objs = append(objs, st.MakePod().Name(fmt.Sprintf("big-%d", i)).Req(map[v1.ResourceName]string{v1.ResourceCPU: tt.cpu}).Obj())
 			}
 			load := func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }
-			k, _, err := questions.AddNodes(context.Background(), load, worldMaker(t), node, 16)
+			res, err := questions.AddNodes(context.Background(), load, worldMaker(t), node, 16)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "big-0") {
 					t.Fatalf("error %v, want one with %q naming big-0", err, tt.wantErr)
@@ -145,6 +145,7 @@ func TestAddNodesIsTheFewestThatScheduleEveryPod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			k := res.AddNodes
 			if k != tt.want {
 				t.Errorf("%d nodes, want %d", k, tt.want)
 			}
@@ -230,5 +231,48 @@ func TestWorkloadCapacityOfAWorkloadWithAPendingReplicaIsNone(t *testing.T) {
 	}
 	if res.Fits != 0 || res.Next == nil || !strings.Contains(res.Next.Message, "Insufficient cpu") {
 		t.Fatalf("fits %d, next %+v; want none and the pending replica's FitError", res.Fits, res.Next)
+	}
+}
+
+// --add-nodes counts what new nodes can change: pods left pending and
+// pods preempted, not a DaemonSet's pod or its victims (it belongs to
+// its node).
+func TestAddNodesCountsThePodsNewNodesCanPlace(t *testing.T) {
+	cpu := func(n string) map[v1.ResourceName]string {
+		return map[v1.ResourceName]string{v1.ResourceCPU: n, v1.ResourceMemory: "1Gi"}
+	}
+	full := func() []runtime.Object {
+		return []runtime.Object{
+			st.MakeNode().Name("n1").Capacity(cpu("2")).Obj(),
+			st.MakePod().Name("low").Node("n1").Priority(0).Req(cpu("2")).Obj(),
+		}
+	}
+	node := st.MakeNode().Name("extra").Capacity(cpu("2")).Obj()
+	tests := []struct {
+		name                           string
+		objs                           []runtime.Object
+		wantNodes, wantPending, wantPr int
+	}{
+		{name: "a running pod a pending one preempts counts, and the node added spares it",
+			objs:      append(full(), st.MakePod().Name("high").Priority(100).Req(cpu("2")).Obj()),
+			wantNodes: 1, wantPr: 1},
+		{name: "a pending pod that fits nowhere counts",
+			objs:      append(full(), st.MakePod().Name("same").Priority(0).Req(cpu("2")).Obj()),
+			wantNodes: 1, wantPending: 1},
+		{name: "a DaemonSet's pod that preempts on its own node is no reason to add nodes",
+			objs: append(full(), st.MakeDaemonSet("agent", st.MakePod().Name("agent").Label("app", "agent").Priority(1000).Req(cpu("1")))),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			load := func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, tt.objs), nil }
+			res, err := questions.AddNodes(context.Background(), load, worldMaker(t), node, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.AddNodes != tt.wantNodes || res.Pending != tt.wantPending || res.Preempted != tt.wantPr {
+				t.Errorf("%d nodes for %d pending and %d preempted, want %d for %d and %d", res.AddNodes, res.Pending, res.Preempted, tt.wantNodes, tt.wantPending, tt.wantPr)
+			}
+		})
 	}
 }

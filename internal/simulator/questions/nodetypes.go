@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -105,8 +104,10 @@ func NodeTypes(c *cluster.Cluster, file string, maxNodes int) ([]NodeType, error
 type NodeTypesResult struct {
 	Add        []NodeTypeCount `json:"add"`
 	HourlyCost float64         `json:"hourlyCost"`
-	// Scheduled counts the pending pods the added nodes let schedule.
+	// Scheduled counts the pending pods the added nodes let schedule;
+	// Spared, the pods preempted without them that keep their place.
 	Scheduled int `json:"scheduled"`
+	Spared    int `json:"spared,omitempty"`
 	// Pending are the pods no candidate can run, with why.
 	Pending []PendingPod `json:"pending"`
 }
@@ -129,9 +130,7 @@ type PendingPod struct {
 
 // nodeTypeWorld is what a simulation with some new nodes left.
 type nodeTypeWorld struct {
-	// pending are the pods left pending, DaemonSet pods aside (a
-	// DaemonSet's pod for a node that cannot hold it is no reason to add
-	// nodes).
+	// pending are the pods left without a place (unplaced's).
 	pending []report.PodResult
 	// placed counts, per candidate, the pods (DaemonSet pods aside) bound
 	// to its new nodes.
@@ -180,25 +179,17 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 	if err := w.Run(s.ctx); err != nil {
 		return nil, err
 	}
-	skip := map[string]bool{}
-	for _, p := range w.Store.Pods() {
-		if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || (s.target != nil && !s.target(w, p)) {
-			skip[p.Namespace+"/"+p.Name] = true
-		}
-	}
-	out := &nodeTypeWorld{placed: make([]int, len(counts))}
-	for _, p := range w.Report().Pods {
-		if skip[p.Namespace+"/"+p.Name] {
+	r := w.Report()
+	out := &nodeTypeWorld{pending: unplaced(w, r, s.target), placed: make([]int, len(counts))}
+	for _, p := range r.Pods {
+		i, ok := owner[p.Node]
+		if !ok || p.Status != report.StatusScheduled {
 			continue
 		}
-		switch p.Status {
-		case report.StatusUnschedulable:
-			out.pending = append(out.pending, p)
-		case report.StatusScheduled:
-			if i, ok := owner[p.Node]; ok {
-				out.placed[i]++
-			}
+		if pod, ok := w.Store.GetPod(p.Namespace, p.Name); ok && (isDaemonSetPod(pod) || (s.target != nil && !s.target(w, pod))) {
+			continue
 		}
+		out.placed[i]++
 	}
 	return out, s.ctx.Err()
 }
@@ -307,7 +298,8 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		res.HourlyCost += cost
 	}
 	res.HourlyCost = roundCents(res.HourlyCost)
-	res.Scheduled = len(before.pending) - len(cur.pending)
+	res.Scheduled = count(before.pending, report.StatusUnschedulable) - count(cur.pending, report.StatusUnschedulable)
+	res.Spared = count(before.pending, report.StatusPreempted) - count(cur.pending, report.StatusPreempted)
 	for _, p := range cur.pending {
 		res.Pending = append(res.Pending, PendingPod{Pod: p.Namespace + "/" + p.Name, Reason: p.Message})
 	}
