@@ -277,14 +277,15 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 	case len(res.Add) == 0:
 		fmt.Fprintln(s.out, "No node type lets any pending pod schedule.")
 	default:
-		fmt.Fprintf(s.out, "Add %s (%g per hour): %s, checked by simulation.\n\n", report.Plural(countNodes(res), "node"), res.HourlyCost, placedAndSpared(res.Scheduled, res.Spared))
+		nodes, placed := addedTotals(res)
+		fmt.Fprintf(s.out, "Add %s (%g per hour): %s, checked by simulation.\n\n", report.Plural(nodes, "node"), res.HourlyCost, placedAndSpared(res.Scheduled, res.Spared))
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "TYPE\tZONE\tCOUNT\tHOURLY COST\tPODS")
 		for _, a := range res.Add {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%d\n", a.Type, a.Zone, a.Count, a.HourlyCost, a.Pods)
 		}
 		tw.Flush()
-		if placed := placedPods(res); placed > res.Scheduled {
+		if placed > res.Scheduled {
 			fmt.Fprintf(s.out, "\nPODS counts every pod the simulation placed on the new nodes (%d, DaemonSet pods aside), not only the %d they are added for: with the nodes there from the start, the scheduler also puts there pods that would otherwise run on existing nodes.\n", placed, res.Scheduled)
 		}
 	}
@@ -310,21 +311,13 @@ func placedAndSpared(scheduled, spared int) string {
 	return out
 }
 
-// placedPods sums the answer's PODS column.
-func placedPods(r *questions.NodeTypesResult) int {
-	n := 0
+// addedTotals sums the answer's COUNT and PODS columns.
+func addedTotals(r *questions.NodeTypesResult) (nodes, pods int) {
 	for _, a := range r.Add {
-		n += a.Pods
+		nodes += a.Count
+		pods += a.Pods
 	}
-	return n
-}
-
-func countNodes(r *questions.NodeTypesResult) int {
-	n := 0
-	for _, a := range r.Add {
-		n += a.Count
-	}
-	return n
+	return nodes, pods
 }
 
 // capacityHeadroom answers capacity --headroom.

@@ -186,7 +186,7 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 		if !ok || p.Status != report.StatusScheduled {
 			continue
 		}
-		if pod, ok := w.Store.GetPod(p.Namespace, p.Name); ok && (isDaemonSetPod(pod) || (s.target != nil && !s.target(w, pod))) {
+		if pod, ok := w.Store.GetPod(p.Namespace, p.Name); ok && (cluster.IsDaemonSetPod(pod) || (s.target != nil && !s.target(w, pod))) {
 			continue
 		}
 		out.placed[i]++

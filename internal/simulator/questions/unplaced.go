@@ -4,23 +4,23 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 )
 
-// unplaced are the pods a simulation (w, its report rep) leaves without a place that new
-// nodes could give one, as capacity --add-nodes and --node-types count
-// them: the pods left pending and the pods preempted (a preempted pod no
-// longer runs; with room enough, its preemptor would have fitted
-// elsewhere). Not counted: a DaemonSet's pods and their victims (a
-// DaemonSet's pod belongs to its node: no new node takes it or spares
-// what it preempts there), and, when target is set, the pods it does not
-// accept.
+// unplaced are the pods a simulation (w, its report rep) leaves without
+// a place that new nodes could give one, as capacity --add-nodes and
+// --node-types count them: the pods left pending and the pods preempted
+// (a preempted pod no longer runs; with room enough, its preemptor would
+// have fitted elsewhere). Not counted: a DaemonSet's pods and their
+// victims (a DaemonSet's pod belongs to its node: no new node takes it or
+// spares what it preempts there), and, when target is set, the pods it
+// does not accept.
 func unplaced(w *simulator.World, rep *report.Report, target func(*simulator.World, *v1.Pod) bool) []report.PodResult {
 	counted := func(p *v1.Pod) bool {
-		return !isDaemonSetPod(p) && (target == nil || target(w, p))
+		return !cluster.IsDaemonSetPod(p) && (target == nil || target(w, p))
 	}
 	var out []report.PodResult
 	for _, r := range rep.Pods {
@@ -35,18 +35,13 @@ func unplaced(w *simulator.World, rep *report.Report, target func(*simulator.Wor
 				continue
 			}
 			ns, name, _ := strings.Cut(ev.Preemptor, "/")
-			if by, ok := w.Store.GetPod(ns, name); ok && isDaemonSetPod(by) {
+			if by, ok := w.Store.GetPod(ns, name); ok && cluster.IsDaemonSetPod(by) {
 				continue
 			}
 			out = append(out, r)
 		}
 	}
 	return out
-}
-
-func isDaemonSetPod(p *v1.Pod) bool {
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.Kind == "DaemonSet"
 }
 
 // count counts the results of a status.
