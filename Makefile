@@ -93,11 +93,14 @@ fmt-check:
 ## bench-real: the benchmark suite against a real control plane, kubesched
 ## and upstream's kube-scheduler v1.37.2 on the same workloads (BENCH_ONLY=
 ## substrings of workload names, BENCH_SCALE= divisor of the sizes,
-## BENCH_PROFILE= a folder for kubesched's CPU profiles).
+## BENCH_PROFILE= a folder for kubesched's CPU profiles, BENCH_SCHEDULERS=
+## kubesched to run one scheduler only, BENCH_ENV="GOGC=400" added to
+## kubesched's environment).
 BENCH_ONLY ?= SchedulingBasic
 BENCH_SCALE ?= 1
 bench-real: integration-binaries
 	cd test/integration && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) KUBESCHED_BENCH=1 KUBESCHED_BENCH_ONLY=$(BENCH_ONLY) KUBESCHED_BENCH_SCALE=$(BENCH_SCALE) KUBESCHED_BENCH_PROFILE=$(BENCH_PROFILE) \
+		KUBESCHED_BENCH_SCHEDULERS=$(BENCH_SCHEDULERS) KUBESCHED_BENCH_ENV="$(BENCH_ENV)" \
 		$(GO) test -count=1 -run '^TestBenchmarkAgainstKubeScheduler$$' -timeout 120m -v ./ 2>&1 | grep -v '^=== \|^    ---\|^--- '
 
 ## bench: Go benchmarks of the hot paths.

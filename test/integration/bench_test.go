@@ -76,6 +76,8 @@ type realResult struct {
 //	KUBESCHED_BENCH_JSON=out.json          also write the results
 //	KUBESCHED_BENCH_PROFILE=DIR            kubesched's CPU profile per workload
 //	KUBESCHED_BENCH_PROFILE_SECONDS=40     its length (default pods/1500, 2 to 30)
+//	KUBESCHED_BENCH_SCHEDULERS=kubesched   run only these (kubesched, kube-scheduler)
+//	KUBESCHED_BENCH_ENV="GOGC=200 X=y"      added to kubesched's environment
 func TestBenchmarkAgainstKubeScheduler(t *testing.T) {
 	if os.Getenv("KUBESCHED_BENCH") == "" {
 		t.Skip("a benchmark: set KUBESCHED_BENCH=1 (make bench-real)")
@@ -85,6 +87,17 @@ func TestBenchmarkAgainstKubeScheduler(t *testing.T) {
 	}
 	scale, _ := strconv.Atoi(os.Getenv("KUBESCHED_BENCH_SCALE"))
 	only := os.Getenv("KUBESCHED_BENCH_ONLY")
+	impls := []fw.Implementation{fw.Kubesched, fw.Upstream}
+	if v := os.Getenv("KUBESCHED_BENCH_SCHEDULERS"); v != "" {
+		impls = nil
+		for _, name := range strings.Split(v, ",") {
+			impl := fw.Implementation(strings.TrimSpace(name))
+			if impl != fw.Kubesched && impl != fw.Upstream {
+				t.Fatalf("KUBESCHED_BENCH_SCHEDULERS: %q is neither %q nor %q", name, fw.Kubesched, fw.Upstream)
+			}
+			impls = append(impls, impl)
+		}
+	}
 	var results []realResult
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "WORKLOAD\tSCHEDULER\tPODS\tBOUND\tTHROUGHPUT (pods/s)\tSTART->LAST BIND (s)\tP50 (s)\tP99 (s)\tSCHED CPU (s)\tCPU/POD (ms)\tAPISERVER CPU (s)\tETCD CPU (s)\tMACHINE BUSY\tSCHED SHARE\tRATIO\t")
@@ -96,14 +109,14 @@ func TestBenchmarkAgainstKubeScheduler(t *testing.T) {
 			continue
 		}
 		var pair []realResult
-		for _, impl := range []fw.Implementation{fw.Kubesched, fw.Upstream} {
+		for _, impl := range impls {
 			t.Run(w.FullName()+"/"+string(impl), func(t *testing.T) {
 				pair = append(pair, runReal(t, w, impl))
 			})
 		}
 		for i, r := range pair {
 			ratio := ""
-			if i == 0 && len(pair) == 2 && pair[1].Throughput > 0 {
+			if i == 0 && len(pair) == 2 && pair[0].Scheduler == string(fw.Kubesched) && pair[1].Throughput > 0 {
 				ratio = fmt.Sprintf("%.2fx thr, %.2fx cpu/pod", r.Throughput/pair[1].Throughput, r.SchedulerCPUPod/pair[1].SchedulerCPUPod)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.1f\t%.2f\t%.2f\t%.1f\t%.2f\t%.1f\t%.1f\t%.0f%%\t%.0f%%\t%s\t\n", r.Workload, r.Scheduler, r.Measured, r.Bound,
@@ -275,7 +288,7 @@ func runReal(t *testing.T, w perfgen.Workload, impl fw.Implementation) realResul
 		if v := os.Getenv("KUBESCHED_BENCH_VERBOSITY"); v != "" {
 			verbosity = v
 		}
-		s := fw.StartSchedulerNoRace(t, cp, "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", verbosity)
+		s := fw.StartSchedulerNoRaceEnv(t, cp, strings.Fields(os.Getenv("KUBESCHED_BENCH_ENV")), "--config", path, "--kubeconfig", cp.Kubeconfig, "-v", verbosity)
 		pid = s.PID()
 		if dir := os.Getenv("KUBESCHED_BENCH_PROFILE"); dir != "" {
 			// A CPU profile of kubesched while it works through the backlog,

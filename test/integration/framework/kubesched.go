@@ -68,13 +68,25 @@ func StartSchedulerArgs(t testing.TB, cp *ControlPlane, extraArgs ...string) *Sc
 // the race detector (BuildNoRace), for benchmarks.
 func StartSchedulerNoRace(t testing.TB, cp *ControlPlane, extraArgs ...string) *Scheduler {
 	t.Helper()
+	return StartSchedulerNoRaceEnv(t, cp, nil, extraArgs...)
+}
+
+// StartSchedulerNoRaceEnv is StartSchedulerNoRace with env added to the
+// process's environment (benchmarks compare runtime settings with it).
+func StartSchedulerNoRaceEnv(t testing.TB, cp *ControlPlane, env []string, extraArgs ...string) *Scheduler {
+	t.Helper()
 	if err := BuildNoRace(); err != nil {
 		t.Fatal(err)
 	}
-	return startScheduler(t, cp, cp.bins.KubeschedNoRace, extraArgs...)
+	return startSchedulerEnv(t, cp, cp.bins.KubeschedNoRace, env, extraArgs...)
 }
 
 func startScheduler(t testing.TB, cp *ControlPlane, binary string, extraArgs ...string) *Scheduler {
+	t.Helper()
+	return startSchedulerEnv(t, cp, binary, nil, extraArgs...)
+}
+
+func startSchedulerEnv(t testing.TB, cp *ControlPlane, binary string, env []string, extraArgs ...string) *Scheduler {
 	t.Helper()
 	s := &Scheduler{t: t, done: make(chan struct{}), HTTPAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t))}
 	s.LogPath = filepath.Join(t.TempDir(), "kubesched.log")
@@ -88,6 +100,9 @@ func startScheduler(t testing.TB, cp *ControlPlane, binary string, extraArgs ...
 	}
 	args := append([]string{"--secure-port", "0", "--http-address", s.HTTPAddr, "-v", verbosity}, extraArgs...)
 	s.cmd = exec.Command(binary, args...)
+	if len(env) > 0 {
+		s.cmd.Env = append(os.Environ(), env...)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
