@@ -49,6 +49,7 @@ profiles:
 		wantCode   int
 		wantOut    []string
 		wantStderr []string
+		notStderr  []string
 	}{
 		{name: "version prints the version", args: []string{"version"}, wantOut: []string{"kubesched v"}},
 		{name: "simulate prints a table with a summary", args: []string{"simulate", "-f", "../../../examples/cluster.yaml"},
@@ -135,6 +136,15 @@ profiles:
 			wantOut: []string{"more copies of Deployment shop/api fit", "ZONE", "The next copy does not fit: 0/12 nodes are available", "REJECTED BY"}},
 		{name: "capacity --workload refuses a file without exactly one workload", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "--workload", "../../../examples/pending-pod.yaml"}, wantCode: 1,
 			wantStderr: []string{"want exactly one Deployment, ReplicaSet, StatefulSet, ReplicationController or Job, found 0 workloads"}},
+		{name: "capacity with a scenario says the timeline is not replayed", args: []string{"capacity", "-f", "../../../examples/cluster.yaml", "-f", "../../../examples/workloads.yaml", "-f", "../../../examples/scenario.yaml", "--pod", "../../../examples/pending-pod.yaml"},
+			wantOut:    []string{"34 more copies of default/analytics fit"},
+			wantStderr: []string{"warning: ../../../examples/scenario.yaml: document 1: Scenario sale-day (6 steps) is not replayed: capacity answers on the cluster as the files give it at the start (simulate replays a timeline)"}},
+		{name: "consolidate with a scenario says the timeline is not replayed", args: []string{"consolidate", "-f", "../../../examples/cluster.yaml", "-f", "../../../examples/scenario.yaml"},
+			wantStderr: []string{"Scenario sale-day (6 steps) is not replayed: consolidate answers"}},
+		{name: "explain with a scenario says the timeline is not replayed", args: []string{"explain", "-f", "../../../examples/cluster.yaml", "-f", "../../../examples/scenario.yaml", "--pod", "../../../examples/pending-pod.yaml"},
+			wantStderr: []string{"Scenario sale-day (6 steps) is not replayed: explain answers"}},
+		{name: "simulate replays a scenario and does not warn about it", args: []string{"simulate", "-f", "../../../examples/cluster.yaml", "-f", "../../../examples/workloads.yaml", "-f", "../../../examples/scenario.yaml", "--show", "summary"},
+			notStderr: []string{"not replayed"}},
 		{name: "the root command outside a cluster without a kubeconfig says what it needs", args: []string{"--secure-port=0"}, wantCode: 1,
 			wantStderr: []string{"no --kubeconfig or clientConnection.kubeconfig, and not in a cluster"}},
 		{name: "a missing kubeconfig file fails", args: []string{"--secure-port=0", "--kubeconfig", "/nonexistent/kubeconfig"}, wantCode: 1,
@@ -154,6 +164,11 @@ profiles:
 			for _, w := range tt.wantStderr {
 				if !strings.Contains(errOut, w) {
 					t.Errorf("stderr does not contain %q:\n%s", w, errOut)
+				}
+			}
+			for _, w := range tt.notStderr {
+				if strings.Contains(errOut, w) {
+					t.Errorf("stderr contains %q:\n%s", w, errOut)
 				}
 			}
 		})

@@ -106,7 +106,7 @@ gives no answer: capacity says so and exits non-zero.`,
 			if err != nil {
 				return err
 			}
-			q, err := setUpQuestion(cmd.Context(), s, opts.Files, cc)
+			q, err := setUpQuestion(cmd.Context(), s, "capacity", opts.Files, cc)
 			if err != nil {
 				return err
 			}

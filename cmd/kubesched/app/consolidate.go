@@ -59,7 +59,7 @@ left are kept untried.`,
 			if err != nil {
 				return err
 			}
-			q, err := setUpQuestion(cmd.Context(), s, opts.Files, cc)
+			q, err := setUpQuestion(cmd.Context(), s, "consolidate", opts.Files, cc)
 			if err != nil {
 				return err
 			}

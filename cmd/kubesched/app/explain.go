@@ -123,6 +123,7 @@ func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1
 		return nil, nil, err
 	}
 	reportSkipped(s, cluster, opts.Features)
+	reportTimelineIgnored(s, cluster, "explain")
 	if opts.PodFile == "" {
 		pod, err := questions.FindPendingPod(cluster)
 		if err != nil {

@@ -126,13 +126,14 @@ type questionWorlds struct {
 
 // setUpQuestion loads the cluster files and builds the world maker of
 // the completed configuration.
-func setUpQuestion(ctx context.Context, s streams, files []string, cc schedconfig.CompletedConfig) (*questionWorlds, error) {
+func setUpQuestion(ctx context.Context, s streams, command string, files []string, cc schedconfig.CompletedConfig) (*questionWorlds, error) {
 	q := &questionWorlds{load: func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, loadOptions(cc.Features)) }}
 	c, err := q.load()
 	if err != nil {
 		return nil, err
 	}
 	reportSkipped(s, c, cc.Features)
+	reportTimelineIgnored(s, c, command)
 	q.cluster = c
 	q.progress = &questionProgress{nodes: len(c.Nodes)}
 	q.newWorld = q.progress.watch(func(c *simcluster.Cluster) (*simulator.World, error) {

@@ -343,6 +343,19 @@ func reportSkipped(s streams, c *simcluster.Cluster, gates featuregate.FeatureGa
 	fmt.Fprintf(s.errOut, "skipped objects of kinds the simulator does not read: %s\n", describeCounts(c.Skipped, "%s"))
 }
 
+// reportTimelineIgnored tells on stderr that a command answering on the
+// cluster as the files give it (explain, capacity, consolidate) does not
+// replay the Scenario read with them: its answer would otherwise look like
+// one about the timeline.
+func reportTimelineIgnored(s streams, c *simcluster.Cluster, command string) {
+	sc := c.Scenario
+	if sc == nil || len(sc.Steps) == 0 {
+		return
+	}
+	fmt.Fprintf(s.errOut, "warning: %s: Scenario %s (%s) is not replayed: %s answers on the cluster as the files give it at the start (simulate replays a timeline)\n",
+		sc.Source, sc.Name, report.Plural(len(sc.Steps), "step"), command)
+}
+
 func describeCounts(m map[string]int, format string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
