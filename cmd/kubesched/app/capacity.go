@@ -58,8 +58,9 @@ that lets every pending pod schedule: per type and zone, how many, their
 cost and the pods they take, and the pods no type can ever run, with why.
 The search simulates the whole cluster at every step: the floor (every type
 added: what still pends runs nowhere), then bin packing by the scheduler
-(each round, every type bisected for the fewest nodes that place all it can,
-the one placing most pods per unit of cost kept), then dropping nodes, the
+(each round, every type searched for the fewest nodes that place all it can,
+from the previous round's count, the one placing most pods per unit of cost
+kept), then dropping nodes, the
 most expensive first, while nothing more pends. The cheapest the search
 finds, not a proven optimum; with any one node of it removed, some pod does
 not schedule.

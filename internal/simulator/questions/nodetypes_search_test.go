@@ -1,0 +1,85 @@
+package questions
+
+import (
+	"errors"
+	"math/bits"
+	"testing"
+)
+
+// threshold is a monotone fits: t nodes and more fit.
+func threshold(t int) func(int) bool { return func(k int) bool { return k >= t } }
+
+func TestFewestFittingFindsTheThresholdFromAnyHint(t *testing.T) {
+	bisection := bits.Len(uint(288)) // simulations a bisection of 1..288 takes at most
+	tests := []struct {
+		name      string
+		room      int
+		threshold int
+		hint      int
+		maxCalls  int
+	}{
+		{name: "without a hint it bisects", room: 288, threshold: 65, maxCalls: bisection},
+		{name: "a hint at the threshold takes two simulations", room: 288, threshold: 65, hint: 65, maxCalls: 2},
+		{name: "a hint a little above the threshold gallops down to it", room: 288, threshold: 65, hint: 70, maxCalls: 6},
+		{name: "a hint a little below the threshold gallops up to it", room: 288, threshold: 65, hint: 60, maxCalls: 6},
+		{name: "a hint far above the threshold still finds it", room: 288, threshold: 3, hint: 280, maxCalls: 2 * bisection},
+		{name: "a hint far below a threshold at room still finds it", room: 288, threshold: 288, hint: 1, maxCalls: 2 * bisection},
+		{name: "a hint equal to room is not one", room: 288, threshold: 65, hint: 288, maxCalls: bisection},
+		{name: "a hint past room is not one", room: 10, threshold: 7, hint: 65, maxCalls: bits.Len(10)},
+		{name: "a threshold of one node is found from a hint above it", room: 288, threshold: 1, hint: 5, maxCalls: 5},
+		{name: "one node of room needs no simulation", room: 1, threshold: 1, hint: 1, maxCalls: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fits := threshold(tt.threshold)
+			calls := 0
+			got, err := fewestFitting(tt.room, tt.hint, func(k int) (bool, error) {
+				calls++
+				if k <= 0 || k >= tt.room {
+					t.Errorf("asked about %d nodes, outside 1..%d (those are given)", k, tt.room-1)
+				}
+				return fits(k), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.threshold {
+				t.Errorf("fewestFitting = %d, want %d", got, tt.threshold)
+			}
+			if calls > tt.maxCalls {
+				t.Errorf("%d simulations, want at most %d", calls, tt.maxCalls)
+			}
+		})
+	}
+}
+
+func TestFewestFittingAnswersACountThatFitsWhereOneLessDoesNot(t *testing.T) {
+	// Not monotone: 3 and 4 nodes fit, 5 to 9 do not, 10 and more do (a
+	// spreading constraint can do that). Whatever the hint, the answer is a
+	// count that fits with one less that does not.
+	fits := func(k int) bool { return k == 3 || k == 4 || k >= 10 }
+	for hint := 0; hint <= 20; hint++ {
+		got, err := fewestFitting(20, hint, func(k int) (bool, error) { return fits(k), nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fits(got) || fits(got-1) {
+			t.Errorf("hint %d: fewestFitting = %d: fits(%d) = %v, fits(%d) = %v", hint, got, got, fits(got), got-1, fits(got-1))
+		}
+	}
+}
+
+func TestFewestFittingReturnsTheSimulationsError(t *testing.T) {
+	boom := errors.New("simulation failed")
+	for _, hint := range []int{0, 30, 70} {
+		_, err := fewestFitting(288, hint, func(k int) (bool, error) {
+			if k < 50 {
+				return false, boom
+			}
+			return true, nil
+		})
+		if !errors.Is(err, boom) {
+			t.Errorf("hint %d: error %v, want %v", hint, err, boom)
+		}
+	}
+}
