@@ -63,6 +63,7 @@ left are kept untried.`,
 			if err != nil {
 				return err
 			}
+			priced := pricedNodes(q.cluster) // before Consolidate simulates it
 			set, stop := stepProgress(s, q.progress, false)
 			res, err := questions.Consolidate(cmd.Context(), q.load, q.newWorld, maxDrains, func(i, n int, node string) {
 				set(fmt.Sprintf("draining node %d of %d (%s)", i+1, n, node))
@@ -78,7 +79,7 @@ left are kept untried.`,
 				fmt.Fprintln(s.out, "No node can be removed with every pod still running.")
 			} else {
 				saving := fmt.Sprintf("saving %g per hour", res.HourlySaving)
-				if !anyPriced(q.cluster, res.Remove) {
+				if !slices.ContainsFunc(res.Remove, func(n string) bool { return priced[n] }) {
 					saving = "saving an unknown cost (none of them has a " + questions.HourlyCostAnnotation + " annotation)"
 				}
 				fmt.Fprintf(s.out, "Remove %d node(s), in this order, %s; every pod still runs (checked by simulation):\n\n", len(res.Remove), saving)
@@ -139,12 +140,13 @@ func writeKept(s streams, keep []questions.KeptNode, show report.ExplainShow) {
 	fmt.Fprintln(s.out, "\n(--show all lists every node kept; -o json holds them all)")
 }
 
-// anyPriced says whether any of the named nodes of c has a price.
-func anyPriced(c *simcluster.Cluster, names []string) bool {
+// pricedNodes are the nodes with a price annotation.
+func pricedNodes(c *simcluster.Cluster) map[string]bool {
+	out := map[string]bool{}
 	for _, n := range c.Nodes {
-		if _, ok := n.Annotations[questions.HourlyCostAnnotation]; ok && slices.Contains(names, n.Name) {
-			return true
+		if _, ok := n.Annotations[questions.HourlyCostAnnotation]; ok {
+			out[n.Name] = true
 		}
 	}
-	return false
+	return out
 }
