@@ -420,15 +420,22 @@ func (s *nodeTypeSearch) tryType(counts []int, i, room, pending, hint int) (type
 // count.
 func fewestFitting(room, hint int, fits func(int) (bool, error)) (int, error) {
 	lo, hi := 0, room // lo does not fit, hi does
+	// probe asks about k, lo < k < hi, and narrows the bracket.
+	probe := func(k int) (bool, error) {
+		fit, err := fits(k)
+		if err == nil {
+			if fit {
+				hi = k
+			} else {
+				lo = k
+			}
+		}
+		return fit, err
+	}
 	if hint > 0 && hint < room {
-		ok, err := fits(hint)
+		ok, err := probe(hint)
 		if err != nil {
 			return 0, err
-		}
-		if ok {
-			hi = hint
-		} else {
-			lo = hint
 		}
 		// Gallop away from the hint, 1, 2, 4, ... counts at a time, until
 		// the answer is bracketed.
@@ -440,14 +447,9 @@ func fewestFitting(room, hint int, fits func(int) (bool, error)) (int, error) {
 			if k <= lo || k >= hi {
 				break
 			}
-			fit, err := fits(k)
+			fit, err := probe(k)
 			if err != nil {
 				return 0, err
-			}
-			if fit {
-				hi = k
-			} else {
-				lo = k
 			}
 			if fit != ok {
 				break
@@ -455,15 +457,8 @@ func fewestFitting(room, hint int, fits func(int) (bool, error)) (int, error) {
 		}
 	}
 	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		fit, err := fits(mid)
-		if err != nil {
+		if _, err := probe((lo + hi) / 2); err != nil {
 			return 0, err
-		}
-		if fit {
-			hi = mid
-		} else {
-			lo = mid
 		}
 	}
 	return hi, nil
