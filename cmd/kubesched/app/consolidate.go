@@ -48,9 +48,6 @@ left are kept untried.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap)
-			if slices.Contains(opts.Files, "-") {
-				return fmt.Errorf("consolidate reads the cluster more than once: give it as files, not -f -")
-			}
 			shown, err := parseNodeShow("consolidate", show, opts.Output)
 			if err != nil {
 				return err

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -211,5 +213,27 @@ func TestConsolidateHonoursDisruptionBudgets(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConsolidateReadsTheClusterFromStandardInput: consolidate reads its
+// input once, so kubesched snapshot | kubesched consolidate -f - works
+// and answers as with the file.
+func TestConsolidateReadsTheClusterFromStandardInput(t *testing.T) {
+	const example = "../../../examples/consolidate.yaml"
+	manifest, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fromFile, _ := run(t, "consolidate", "-f", example, "-o", "json")
+	var out, errOut bytes.Buffer
+	cmd := newCommand(streams{out: &out, errOut: &errOut, in: bytes.NewReader(manifest)})
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	if code := Run(context.Background(), cmd, []string{"consolidate", "-f", "-", "-o", "json"}); code != 0 {
+		t.Fatalf("consolidate -f - exited %d: %s", code, errOut.String())
+	}
+	if out.String() != fromFile || !strings.Contains(fromFile, `"remove"`) {
+		t.Errorf("consolidate -f - answered\n%s\nwith the file\n%s", out.String(), fromFile)
 	}
 }
