@@ -94,7 +94,9 @@ func Minimize(c *Case, steps []Step, budget time.Duration) string {
 		sc.Pending = cur.Pods[0]
 		b.WriteString(sc.YAML(fmt.Sprintf("difffuzz: %d nodes, %d pods; %s", len(sc.Nodes), len(sc.Pods), s.cause), true))
 	}
-	b.WriteString("--- upstream's answer (expected.json):\n" + end.Upstream.JSON() + "\n")
+	if end.Upstream != nil { // nil when a side failed with an error (the differences say which)
+		b.WriteString("--- upstream's answer (expected.json):\n" + end.Upstream.JSON() + "\n")
+	}
 	b.WriteString("--- differences:\n  " + strings.Join(end.Diff, "\n  ") + "\n")
 	return b.String()
 }

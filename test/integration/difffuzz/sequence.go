@@ -108,16 +108,24 @@ func Run(c *Case) ([]Step, error) {
 	var steps []Step
 	for _, p := range c.Pods {
 		st := Step{Pod: p}
-		if st.Upstream, err = o.Explain(p); err != nil {
-			return steps, fmt.Errorf("oracle explain %s: %w", p.Name, err)
-		}
+		var uerr error
+		st.Upstream, uerr = o.Explain(p)
 		kp, err := k.LoadPod(p)
 		if err != nil {
 			st.Diff = []string{"load: kubesched refuses the pending pod: " + err.Error()}
 			return append(steps, st), nil
 		}
-		if st.Kubesched, err = k.Explain(kp); err != nil {
-			return steps, fmt.Errorf("kubesched explain %s: %w", p.Name, err)
+		var kerr error
+		st.Kubesched, kerr = k.Explain(kp)
+		if uerr != nil || kerr != nil {
+			// A plugin's Error status (the DRA allocator can return one)
+			// ends the pod's cycle in both: they agree when both fail with
+			// the same error, and the stream stops there.
+			if d := errorDiff(uerr, kerr); d != "" {
+				st.Diff = []string{d}
+			}
+			st.Upstream, st.Kubesched = nil, nil
+			return append(steps, st), nil
 		}
 		st.Diff = Diff(st.Upstream, st.Kubesched)
 		if len(st.Diff) == 0 && len(st.Kubesched.BestNodes) > 0 && len(p.Spec.SchedulingGates) == 0 {
@@ -221,4 +229,20 @@ func contains(s []string, v string) bool {
 // describe renders a step's divergence for a report.
 func describe(st Step) string {
 	return "pod " + st.Pod.Namespace + "/" + st.Pod.Name + ":\n  " + strings.Join(st.Diff, "\n  ")
+}
+
+// errorDiff compares the errors of upstream's and kubesched's explain of a
+// pod: "" when both fail the same way (upstream's names the node, as
+// "Filter on NODE: ", kubesched's the plugin's error alone).
+func errorDiff(upstream, kubesched error) string {
+	switch {
+	case upstream != nil && kubesched != nil:
+		if strings.HasSuffix(upstream.Error(), kubesched.Error()) {
+			return ""
+		}
+		return fmt.Sprintf("error: upstream fails with %q, kubesched with %q", upstream, kubesched)
+	case upstream != nil:
+		return fmt.Sprintf("error: upstream fails with %q, kubesched does not", upstream)
+	}
+	return fmt.Sprintf("error: kubesched fails with %q, upstream does not", kubesched)
 }
