@@ -172,9 +172,6 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	if s.memo == nil {
-		s.memo = map[string]*nodeTypeWorld{}
-	}
 	s.memo[key] = w
 	s.mu.Unlock()
 	return w, nil
@@ -242,7 +239,7 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 //     kept when nothing more is left pending, until no node can go: with
 //     any one node of the answer removed, some pod does not schedule.
 func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, target func(*simulator.World, *v1.Pod) bool) (*NodeTypesResult, error) {
-	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: target, workers: runtime.GOMAXPROCS(0)}
+	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: target, workers: runtime.GOMAXPROCS(0), memo: map[string]*nodeTypeWorld{}}
 	none := make([]int, len(types))
 	before, err := s.eval(none)
 	if err != nil {
@@ -376,7 +373,7 @@ func (s *nodeTypeSearch) tryEach(counts []int, pending int, limitOf func(int) in
 	return out, errors.Join(errs...)
 }
 
-// tryType bisects for the fewest nodes of type i (room at most) that
+// tryType searches for the fewest nodes of type i (room at most) that
 // leave as few pods pending as room of them do.
 //
 // hint, when not 0, is what the previous round found for the type, on
