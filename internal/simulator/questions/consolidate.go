@@ -91,12 +91,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	pdbs := settled.PodDisruptionBudgets()
 	res := &ConsolidateResult{Remove: []string{}, Keep: []KeptNode{}}
 	price := map[string]float64{}
-	podsOn := map[string][]*v1.Pod{}
-	for _, p := range settled.Pods {
-		if p.Spec.NodeName != "" {
-			podsOn[p.Spec.NodeName] = append(podsOn[p.Spec.NodeName], p)
-		}
-	}
+	podsOn := byNode(settled)
 	type candidate struct {
 		node string
 		pods int
@@ -131,12 +126,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var on []*v1.Pod
-		for _, p := range current.Pods {
-			if p.Spec.NodeName == cand.node {
-				on = append(on, p)
-			}
-		}
+		on := podsOn[cand.node]
 		if reason := room.noRoomElsewhere(current, cand.node, evictable(on)); reason != "" {
 			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(evictable(on)[0]), Reason: reason})
 			continue
@@ -164,6 +154,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 		res.Remove = append(res.Remove, cand.node)
 		res.HourlySaving += price[cand.node]
 		current = settle(tw, nil)
+		podsOn = byNode(current)
 	}
 	res.HourlySaving = roundCents(res.HourlySaving)
 	sort.SliceStable(res.Keep, func(i, j int) bool { return res.Keep[i].Node < res.Keep[j].Node })
@@ -261,20 +252,34 @@ func notAllRunning(pods []report.PodResult, basePending map[string]bool) (string
 	return "", ""
 }
 
+// byNode are c's bound pods by node name, each node's in c's order.
+func byNode(c *cluster.Cluster) map[string][]*v1.Pod {
+	on := make(map[string][]*v1.Pod, len(c.Nodes))
+	for _, p := range c.Pods {
+		if p.Spec.NodeName != "" {
+			on[p.Spec.NodeName] = append(on[p.Spec.NodeName], p)
+		}
+	}
+	return on
+}
+
 // settle is the cluster w ran to: its nodes, the pods it left (bound or
 // pending, but those in skip) and the objects beside them, without the
-// workloads' controllers (their pods are made).
+// workloads' controllers (their pods are made). The pods are the store's
+// own, shared: nothing changes a stored pod in place (a write stores a
+// new version), so the worlds made from the settled cluster cannot
+// change them either.
 func settle(w *simulator.World, skip map[string]bool) *cluster.Cluster {
 	c := w.Cluster
 	out := cluster.New()
 	out.Nodes = c.Nodes
 	for _, p := range w.Store.Pods() {
-		if skip[cluster.PodKey(p)] {
+		k := cluster.PodKey(p)
+		if skip[k] {
 			continue
 		}
-		cp := p.DeepCopy()
-		out.Pods = append(out.Pods, cp)
-		out.Sources[cluster.PodKey(cp)] = c.Sources[cluster.PodKey(cp)]
+		out.Pods = append(out.Pods, p)
+		out.Sources[k] = c.Sources[k]
 	}
 	out.Namespaces, out.PriorityClasses, out.Services = c.Namespaces, c.PriorityClasses, c.Services
 	out.ReplicaSets, out.StatefulSets, out.RCs, out.Others = c.ReplicaSets, c.StatefulSets, c.RCs, c.Others
