@@ -3,11 +3,13 @@ package questions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -282,7 +284,49 @@ func settle(w *simulator.World, skip map[string]bool) *cluster.Cluster {
 		out.Sources[k] = c.Sources[k]
 	}
 	out.Namespaces, out.PriorityClasses, out.Services = c.Namespaces, c.PriorityClasses, c.Services
-	out.ReplicaSets, out.StatefulSets, out.RCs, out.Others = c.ReplicaSets, c.StatefulSets, c.RCs, c.Others
+	out.ReplicaSets, out.StatefulSets, out.RCs = c.ReplicaSets, c.StatefulSets, c.RCs
+	// The claims as the world left them: those generated for its pods,
+	// and the devices allocated to the pods it bound.
+	for _, o := range c.Others {
+		if _, ok := o.(*resourceapi.ResourceClaim); !ok {
+			out.Others = append(out.Others, o)
+		}
+	}
+	for _, cl := range w.Store.Claims() {
+		out.Others = append(out.Others, cl)
+	}
+	return out
+}
+
+// released are the objects others with the claims of the pods gone
+// released, as the resourceclaim controller and the garbage collector
+// would: a claim a gone pod owns (generated for it) is deleted, and a
+// gone pod leaves the reservedFor of the others, a claim nobody uses any
+// more deallocated (its devices free for the replacements).
+func released(others []interface{}, gone map[types.UID]bool) []interface{} {
+	out := make([]interface{}, 0, len(others))
+	for _, o := range others {
+		cl, ok := o.(*resourceapi.ResourceClaim)
+		if !ok {
+			out = append(out, o)
+			continue
+		}
+		if owner := metav1.GetControllerOf(cl); owner != nil && gone[owner.UID] {
+			continue
+		}
+		if !slices.ContainsFunc(cl.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool { return gone[r.UID] }) {
+			out = append(out, cl)
+			continue
+		}
+		next := cl.DeepCopy()
+		next.Status.ReservedFor = slices.DeleteFunc(next.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool { return gone[r.UID] })
+		if len(next.Status.ReservedFor) == 0 {
+			next.Status.Allocation = nil
+			next.Status.Devices = nil
+			next.Finalizers = slices.DeleteFunc(next.Finalizers, func(f string) bool { return f == resourceapi.Finalizer })
+		}
+		out = append(out, next)
+	}
 	return out
 }
 
@@ -298,19 +342,24 @@ func drained(c *cluster.Cluster, node string) *cluster.Cluster {
 		}
 	}
 	out.Pods = nil
+	gone := map[types.UID]bool{}
 	for _, p := range c.Pods {
 		if p.Spec.NodeName != node {
 			out.Pods = append(out.Pods, p)
 			continue
 		}
+		gone[p.UID] = true
 		if cluster.IsDaemonSetPod(p) {
 			continue
 		}
+		// The replacement starts without status: its claims are
+		// generated anew from their templates.
 		cp := p.DeepCopy()
 		cp.Spec.NodeName = ""
 		cp.Status = v1.PodStatus{Phase: v1.PodPending}
 		out.Pods = append(out.Pods, cp)
 	}
+	out.Others = released(c.Others, gone)
 	return &out
 }
 
