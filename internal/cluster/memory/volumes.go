@@ -2,11 +2,14 @@ package memory
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubesched/kubesched/internal/cluster"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -152,4 +155,22 @@ func (s *Store) putVolumeLocked(pv *v1.PersistentVolume, pvc *v1.PersistentVolum
 		s.notify(func(h cluster.EventHandler) { h.OnClusterEvent(ev, old, pvc) })
 	}
 	return nil
+}
+
+// Volumes are the PersistentVolumes and PersistentVolumeClaims as the
+// store's writes left them (bound, provisioned), sorted by
+// namespace/name; nil without SetVolumes.
+func (s *Store) Volumes() ([]*v1.PersistentVolume, []*v1.PersistentVolumeClaim) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.volumeListers.PersistentVolumes == nil || s.volumeListers.PersistentVolumeClaims == nil {
+		return nil, nil
+	}
+	pvs, _ := s.volumeListers.PersistentVolumes.List(labels.Everything())
+	pvcs, _ := s.volumeListers.PersistentVolumeClaims.List(labels.Everything())
+	slices.SortFunc(pvs, func(a, b *v1.PersistentVolume) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(pvcs, func(a, b *v1.PersistentVolumeClaim) int {
+		return strings.Compare(key(a.Namespace, a.Name), key(b.Namespace, b.Name))
+	})
+	return pvs, pvcs
 }

@@ -285,15 +285,29 @@ func settle(w *simulator.World, skip map[string]bool) *cluster.Cluster {
 	}
 	out.Namespaces, out.PriorityClasses, out.Services = c.Namespaces, c.PriorityClasses, c.Services
 	out.ReplicaSets, out.StatefulSets, out.RCs = c.ReplicaSets, c.StatefulSets, c.RCs
-	// The claims as the world left them: those generated for its pods,
-	// and the devices allocated to the pods it bound.
+	// The claims and volumes as the world left them: the claims
+	// generated for its pods, the devices allocated to the pods it bound,
+	// the volumes bound and provisioned for them.
+	pvs, pvcs := w.Store.Volumes()
 	for _, o := range c.Others {
-		if _, ok := o.(*resourceapi.ResourceClaim); !ok {
-			out.Others = append(out.Others, o)
+		switch o.(type) {
+		case *resourceapi.ResourceClaim:
+			continue
+		case *v1.PersistentVolume, *v1.PersistentVolumeClaim:
+			if pvs != nil {
+				continue
+			}
 		}
+		out.Others = append(out.Others, o)
 	}
 	for _, cl := range w.Store.Claims() {
 		out.Others = append(out.Others, cl)
+	}
+	for _, pv := range pvs {
+		out.Others = append(out.Others, pv)
+	}
+	for _, pvc := range pvcs {
+		out.Others = append(out.Others, pvc)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,11 +17,12 @@ import (
 	st "github.com/kubesched/kubesched/internal/testing"
 )
 
-// TestADrainCountsTheDevicesOfThePodsThatStay holds that a drained
-// world sees the devices the settled cluster's pods hold (claims
-// generated and allocated as the cluster settled), and frees those of the
-// evicted pods for their replacements.
-func TestADrainCountsTheDevicesOfThePodsThatStay(t *testing.T) {
+// TestADrainCountsTheDevicesAndVolumesOfThePodsThatStay holds that a
+// drained world sees the devices and volumes the settled cluster's pods
+// hold (claims generated and allocated, volumes bound as the cluster
+// settled), and frees the devices of the evicted pods for their
+// replacements.
+func TestADrainCountsTheDevicesAndVolumesOfThePodsThatStay(t *testing.T) {
 	const driver = "gpu.example.com"
 	owned := func(p *v1.Pod, kind string) *v1.Pod {
 		yes := true
@@ -40,7 +42,14 @@ func TestADrainCountsTheDevicesOfThePodsThatStay(t *testing.T) {
 		return owned(st.MakePod().Name(name).Req(map[v1.ResourceName]string{"cpu": "1"}).ClaimFromTemplate("gpu", "one-gpu", "").Obj(), "ReplicaSet")
 	}
 	shared := owned(st.MakePod().Name("trainer").UID("trainer").Node("n1").Req(map[v1.ResourceName]string{"cpu": "1"}).Claim("gpu", "trainer-gpu").Obj(), "ReplicaSet")
-	common := []runtime.Object{st.DeviceClass(driver, driver), st.ClaimTemplate("one-gpu", driver, 1)}
+	withVolume := func(name string) []runtime.Object {
+		return []runtime.Object{owned(st.MakePod().Name(name).Req(map[v1.ResourceName]string{"cpu": "1"}).Volume(name+"-data").Obj(), "StatefulSet"),
+			st.MakePVC(name+"-data", "10Gi").Class("local").Obj()}
+	}
+	localPV := func(node string) *v1.PersistentVolume {
+		return st.MakePV("pv-"+node, "10Gi", "local").NodeAffinityIn("kubernetes.io/hostname", node).Obj()
+	}
+	common := []runtime.Object{st.StorageClass("local", storagev1.VolumeBindingWaitForFirstConsumer, "kubernetes.io/no-provisioner"), st.DeviceClass(driver, driver), st.ClaimTemplate("one-gpu", driver, 1)}
 	tests := []struct {
 		name       string
 		objs       [][]runtime.Object
@@ -56,6 +65,9 @@ func TestADrainCountsTheDevicesOfThePodsThatStay(t *testing.T) {
 			objs: [][]runtime.Object{gpuNode("n1", "2", "gpu-0"), gpuNode("n2", "1", "gpu-0"), {shared,
 				st.MakeClaim("trainer-gpu").Request("gpu", driver, 1).AllocatedOn("n1", driver, "gpu-0").ReservedFor(shared).Obj()}},
 			wantRemove: []string{"n1"}},
+		{name: "two pods whose claims bound the only local volume of each of two nodes keep both nodes",
+			objs:       [][]runtime.Object{gpuNode("n1", "2"), gpuNode("n2", "1"), {localPV("n1"), localPV("n2")}, withVolume("a"), withVolume("b")},
+			wantRemove: []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
