@@ -7,6 +7,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -85,6 +86,27 @@ func (s *Store) SetHandler(h cluster.EventHandler) {
 }
 
 func key(ns, name string) string { return ns + "/" + name }
+
+// compareKeys orders two objects as their keys (namespace/name) order as
+// strings, without building the keys: a namespace holds no "/", so where
+// one namespace is a prefix of the other, "/" against the longer one's
+// next byte decides.
+func compareKeys(ans, aname, bns, bname string) int {
+	if ans == bns {
+		return strings.Compare(aname, bname)
+	}
+	n := min(len(ans), len(bns))
+	if c := strings.Compare(ans[:n], bns[:n]); c != 0 {
+		return c
+	}
+	switch {
+	case len(ans) < len(bns) && bns[n] != '/':
+		return cmp.Compare('/', bns[n])
+	case len(bns) < len(ans) && ans[n] != '/':
+		return cmp.Compare(ans[n], '/')
+	}
+	return strings.Compare(key(ans, aname), key(bns, bname)) // an invalid namespace
+}
 
 func (s *Store) notify(fn func(cluster.EventHandler)) {
 	s.pending = append(s.pending, fn)
@@ -180,16 +202,12 @@ func (s *Store) Pods() []*v1.Pod {
 	for _, p := range s.pods {
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b *v1.Pod) int {
-		// namespace/name order; the keys are built only for pods of
-		// different namespaces.
-		if a.Namespace == b.Namespace {
-			return strings.Compare(a.Name, b.Name)
-		}
-		return strings.Compare(key(a.Namespace, a.Name), key(b.Namespace, b.Name))
-	})
+	slices.SortFunc(out, ComparePods)
 	return out
 }
+
+// ComparePods orders pods as Pods returns them: by namespace/name.
+func ComparePods(a, b *v1.Pod) int { return compareKeys(a.Namespace, a.Name, b.Namespace, b.Name) }
 
 // EachPod calls fn with every pod, in no particular order; fn must not
 // call the store.

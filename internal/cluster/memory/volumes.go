@@ -169,8 +169,6 @@ func (s *Store) Volumes() ([]*v1.PersistentVolume, []*v1.PersistentVolumeClaim) 
 	pvs, _ := s.volumeListers.PersistentVolumes.List(labels.Everything())
 	pvcs, _ := s.volumeListers.PersistentVolumeClaims.List(labels.Everything())
 	slices.SortFunc(pvs, func(a, b *v1.PersistentVolume) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortFunc(pvcs, func(a, b *v1.PersistentVolumeClaim) int {
-		return strings.Compare(key(a.Namespace, a.Name), key(b.Namespace, b.Name))
-	})
+	slices.SortFunc(pvcs, func(a, b *v1.PersistentVolumeClaim) int { return compareKeys(a.Namespace, a.Name, b.Namespace, b.Name) })
 	return pvs, pvcs
 }
