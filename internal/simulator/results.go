@@ -37,7 +37,59 @@ func (w *World) PodGroup(p *v1.Pod) string {
 
 // report.Report builds the report from the store's final state.
 func (w *World) Report() *report.Report {
-	r := &report.Report{Pods: make([]report.PodResult, 0, len(w.Pending)), Nodes: []report.NodeResult{}}
+	r := &report.Report{Nodes: []report.NodeResult{}}
+	w.podResults(r)
+	nodes := w.Store.Nodes()
+	byNode := make(map[string]*report.NodeResult, len(nodes))
+	r.Nodes = make([]report.NodeResult, 0, len(nodes))
+	for _, n := range nodes {
+		nr := &report.NodeResult{Name: n.Name, AllocatableResources: *framework.NewResource(n.Status.Allocatable), Zone: n.Labels[v1.LabelTopologyZone], Pool: n.Labels["pool"]}
+		if nr.Pool == "" {
+			nr.Pool = n.Labels[v1.LabelInstanceTypeStable]
+		}
+		byNode[n.Name] = nr
+	}
+	w.Store.EachPod(func(p *v1.Pod) { // sums: any order
+		nr, ok := byNode[p.Spec.NodeName]
+		if !ok || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			return
+		}
+		nr.Pods++
+		req, _, _ := framework.PodRequests(p)
+		nr.RequestedResources.AddResource(&req)
+	})
+	// Nodes alike share their quantity maps (read-only from here on).
+	shared := map[quantitiesKey]map[string]string{}
+	for _, n := range nodes {
+		nr := byNode[n.Name]
+		nr.Requested = sharedQuantities(shared, &nr.RequestedResources, false)
+		nr.Allocatable = sharedQuantities(shared, &nr.AllocatableResources, true)
+		r.Nodes = append(r.Nodes, *nr)
+	}
+	r.Summary.Nodes = len(r.Nodes)
+	r.Summary.Running = w.book.running
+	r.Workloads = w.workloadResults(r)
+	r.PodGroups = w.podGroupResults()
+	if w.timeline != nil {
+		r.Timeline = w.timeline.Report()
+	}
+	return r
+}
+
+// PodResults are the report's pods (Report().Pods) alone: what became of
+// each pod the world was given and of each it removed. The questions that
+// simulate many worlds read only these; the nodes' and workloads' sums
+// cost a pass over every pod and node of the cluster.
+func (w *World) PodResults() []report.PodResult {
+	var r report.Report
+	w.podResults(&r)
+	return r.Pods
+}
+
+// podResults fills r's pods, sorted by namespace and name, and their
+// counts in r's summary.
+func (w *World) podResults(r *report.Report) {
+	r.Pods = make([]report.PodResult, 0, len(w.Pending))
 	pending := make(map[string]bool, len(w.Pending))
 	for _, p := range w.Pending {
 		k := p.Namespace + "/" + p.Name
@@ -110,41 +162,6 @@ func (w *World) Report() *report.Report {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	nodes := w.Store.Nodes()
-	byNode := make(map[string]*report.NodeResult, len(nodes))
-	r.Nodes = make([]report.NodeResult, 0, len(nodes))
-	for _, n := range nodes {
-		nr := &report.NodeResult{Name: n.Name, AllocatableResources: *framework.NewResource(n.Status.Allocatable), Zone: n.Labels[v1.LabelTopologyZone], Pool: n.Labels["pool"]}
-		if nr.Pool == "" {
-			nr.Pool = n.Labels[v1.LabelInstanceTypeStable]
-		}
-		byNode[n.Name] = nr
-	}
-	w.Store.EachPod(func(p *v1.Pod) { // sums: any order
-		nr, ok := byNode[p.Spec.NodeName]
-		if !ok || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
-			return
-		}
-		nr.Pods++
-		req, _, _ := framework.PodRequests(p)
-		nr.RequestedResources.AddResource(&req)
-	})
-	// Nodes alike share their quantity maps (read-only from here on).
-	shared := map[quantitiesKey]map[string]string{}
-	for _, n := range nodes {
-		nr := byNode[n.Name]
-		nr.Requested = sharedQuantities(shared, &nr.RequestedResources, false)
-		nr.Allocatable = sharedQuantities(shared, &nr.AllocatableResources, true)
-		r.Nodes = append(r.Nodes, *nr)
-	}
-	r.Summary.Nodes = len(r.Nodes)
-	r.Summary.Running = w.book.running
-	r.Workloads = w.workloadResults(r)
-	r.PodGroups = w.podGroupResults()
-	if w.timeline != nil {
-		r.Timeline = w.timeline.Report()
-	}
-	return r
 }
 
 func (w *World) countGone(r *report.Report, g Gone) {

@@ -178,7 +178,7 @@ func AddNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWor
 		if err := w.Run(ctx); err != nil {
 			return nil, err
 		}
-		out := unplaced(w, w.Report(), nil)
+		out := unplaced(w, w.PodResults(), nil)
 		if len(out) > 0 {
 			example = fmt.Sprintf("%s/%s: %s", out[0].Namespace, out[0].Name, out[0].Message)
 		}

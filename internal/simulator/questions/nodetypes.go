@@ -205,9 +205,9 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 	if err := w.Run(s.ctx); err != nil {
 		return nil, err
 	}
-	r := w.Report()
-	out := &nodeTypeWorld{pending: unplaced(w, r, s.target), placed: make([]int, len(counts))}
-	for _, p := range r.Pods {
+	pods := w.PodResults()
+	out := &nodeTypeWorld{pending: unplaced(w, pods, s.target), placed: make([]int, len(counts))}
+	for _, p := range pods {
 		i, ok := owner[p.Node]
 		if !ok || p.Status != report.StatusScheduled {
 			continue

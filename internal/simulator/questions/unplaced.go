@@ -10,7 +10,7 @@ import (
 	"github.com/kubesched/kubesched/internal/simulator/report"
 )
 
-// unplaced are the pods a simulation (w, its report rep) leaves without
+// unplaced are the pods a simulation (w, its pods' results) leaves without
 // a place that new nodes could give one, as capacity --add-nodes and
 // --node-types count them: the pods left pending and the pods preempted
 // (a preempted pod no longer runs; with room enough, its preemptor would
@@ -18,12 +18,12 @@ import (
 // victims (a DaemonSet's pod belongs to its node: no new node takes it or
 // spares what it preempts there), and, when target is set, the pods it
 // does not accept.
-func unplaced(w *simulator.World, rep *report.Report, target func(*simulator.World, *v1.Pod) bool) []report.PodResult {
+func unplaced(w *simulator.World, pods []report.PodResult, target func(*simulator.World, *v1.Pod) bool) []report.PodResult {
 	counted := func(p *v1.Pod) bool {
 		return !cluster.IsDaemonSetPod(p) && (target == nil || target(w, p))
 	}
 	var out []report.PodResult
-	for _, r := range rep.Pods {
+	for _, r := range pods {
 		switch r.Status {
 		case report.StatusUnschedulable:
 			if p, ok := w.Store.GetPod(r.Namespace, r.Name); !ok || counted(p) {
