@@ -163,9 +163,11 @@ func (s *Store) RemoveClaimReservation(_ context.Context, c *resourceapi.Resourc
 // releaseClaimsLocked does for a deleted pod what the resourceclaim
 // controller does in a cluster: the pod leaves the reservedFor of its
 // claims, and a claim nobody uses any more is deallocated (its devices
-// free for the next pod). A claim generated for the pod is deallocated
-// too, not deleted; the special claim of its extended resources backed by
-// DRA is deleted, as the garbage collector would.
+// free for the next pod). Then, as the garbage collector would, the
+// claims the pod controls are deleted: those generated for it from its
+// templates and the special claim of its extended resources backed by
+// DRA. (A replacement of the same name and UID, as consolidate's drains
+// make, gets its claims generated again under the same names.)
 func (s *Store) releaseClaimsLocked(pod *v1.Pod) {
 	s.deleteExtendedClaimLocked(pod)
 	if len(pod.Spec.ResourceClaims) == 0 || len(s.claims) == 0 {
@@ -176,18 +178,21 @@ func (s *Store) releaseClaimsLocked(pod *v1.Pod) {
 		if !ok {
 			continue
 		}
-		i := slices.IndexFunc(cur.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool { return r.UID == pod.UID })
-		if i < 0 {
-			continue
+		if i := slices.IndexFunc(cur.Status.ReservedFor, func(r resourceapi.ResourceClaimConsumerReference) bool { return r.UID == pod.UID }); i >= 0 {
+			next := cur.DeepCopy()
+			next.Status.ReservedFor = slices.Delete(next.Status.ReservedFor, i, i+1)
+			if len(next.Status.ReservedFor) == 0 {
+				next.Status.Allocation = nil
+				next.Status.Devices = nil
+				next.Finalizers = slices.DeleteFunc(next.Finalizers, func(f string) bool { return f == resourceapi.Finalizer })
+			}
+			if cur, _ = s.writeClaimLocked(next, func(_, n *resourceapi.ResourceClaim) *resourceapi.ResourceClaim { return n }); cur == nil {
+				continue
+			}
 		}
-		next := cur.DeepCopy()
-		next.Status.ReservedFor = slices.Delete(next.Status.ReservedFor, i, i+1)
-		if len(next.Status.ReservedFor) == 0 {
-			next.Status.Allocation = nil
-			next.Status.Devices = nil
-			next.Finalizers = slices.DeleteFunc(next.Finalizers, func(f string) bool { return f == resourceapi.Finalizer })
+		if owner := metav1.GetControllerOf(cur); owner != nil && owner.UID == pod.UID {
+			_ = s.removeClaimLocked(cur)
 		}
-		_, _ = s.writeClaimLocked(next, func(_, n *resourceapi.ResourceClaim) *resourceapi.ResourceClaim { return n })
 	}
 }
 
