@@ -1,0 +1,318 @@
+package questions
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubesched/kubesched/internal/cluster/memory"
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+	"github.com/kubesched/kubesched/pkg/framework"
+)
+
+// drainer tries consolidate's drains in one live world: the settled
+// cluster, with the drains kept so far done in it. A drain that works
+// costs the scheduling of the pods it evicts; one that fails is undone by
+// making the world again from what it held before the drain (its pods,
+// claims and volumes: stored objects are never changed in place, so
+// holding them is enough). Making a world of 15,000 nodes costs a
+// second; most drains work.
+type drainer struct {
+	ctx      context.Context
+	newWorld func(*cluster.Cluster) (*simulator.World, error)
+	// base is the settled cluster: what a world made again shares with it
+	// (namespaces, priority classes, services, the other objects).
+	base *cluster.Cluster
+	// basePending are the pods pending before any drain, left out.
+	basePending map[string]bool
+
+	w      *simulator.World
+	nodes  []*v1.Node
+	podsOn map[string][]*v1.Pod // the bound pods of each node, by namespace/name
+	room   *roomBook
+	// held is the buffer of hold's pods, used again by each drain.
+	held []*v1.Pod
+}
+
+func newDrainer(ctx context.Context, newWorld func(*cluster.Cluster) (*simulator.World, error), settled *cluster.Cluster, basePending map[string]bool) (*drainer, error) {
+	d := &drainer{ctx: ctx, newWorld: newWorld, base: settled, basePending: basePending, nodes: settled.Nodes}
+	if err := d.make(settled); err != nil {
+		return nil, err
+	}
+	d.podsOn = byNode(settled.Pods)
+	d.room = newRoomBook(settled.Nodes, settled.Pods)
+	return d, nil
+}
+
+// make makes the live world of c and runs it (it has nothing pending: the
+// settled cluster's pods all run).
+func (d *drainer) make(c *cluster.Cluster) error {
+	w, err := d.newWorld(c)
+	if err != nil {
+		return err
+	}
+	if err := w.Run(d.ctx); err != nil {
+		return err
+	}
+	d.w = w
+	return nil
+}
+
+// pods are the live world's pods, in no order.
+func (d *drainer) pods() []*v1.Pod {
+	var out []*v1.Pod
+	d.w.Store.EachPod(func(p *v1.Pod) { out = append(out, p) })
+	return out
+}
+
+// drain removes node from the live world: the node deleted, its pods
+// with it (as the pod garbage collector would), each pod but a
+// DaemonSet's replaced by a pending copy (its controller's replacement,
+// its claims generated again). It returns the first pod the drain left
+// without its place and why ("" when every copy runs and nothing was
+// preempted); the world is then made again as it was before.
+func (d *drainer) drain(node string) (pod, reason string, err error) {
+	before := d.hold()
+	nodes, on := d.nodes, d.podsOn[node]
+	removals := d.w.Store.Removals()
+	if err := d.w.Store.DeleteNode(node); err != nil {
+		return "", "", err
+	}
+	d.nodes = slices.DeleteFunc(slices.Clone(nodes), func(n *v1.Node) bool { return n.Name == node })
+	d.w.Cluster.Nodes = d.nodes
+	var copies []*v1.Pod
+	for _, p := range on {
+		d.w.Remove(p, simulator.Gone{Status: report.StatusDeleted, Message: "drained from " + node})
+		if cluster.IsDaemonSetPod(p) {
+			continue
+		}
+		cp := p.DeepCopy()
+		cp.Spec.NodeName = ""
+		cp.Status = v1.PodStatus{Phase: v1.PodPending}
+		copies = append(copies, cp)
+	}
+	for _, cp := range copies {
+		if err := d.w.AddPending(cp); err != nil {
+			return "", "", err
+		}
+	}
+	d.w.Store.Flush() // the scheduler hears of the changes before it runs
+	if err := d.w.Run(d.ctx); err != nil {
+		return "", "", err
+	}
+	if pod, reason := notAllRunning(d.w.PodResults(), d.basePending); pod != "" {
+		d.nodes = nodes
+		return pod, reason, d.make(before.cluster(d.base, nodes, nil))
+	}
+	if d.w.Store.Removals() != removals+uint64(len(on)) {
+		// Some other pod left the world as it ran (a pod that finished):
+		// count every node again.
+		all := d.pods()
+		slices.SortFunc(all, memory.ComparePods)
+		d.podsOn, d.room = byNode(all), newRoomBook(d.nodes, all)
+		return "", "", nil
+	}
+	delete(d.podsOn, node)
+	d.room.dropNode(node)
+	for _, cp := range copies {
+		cur, ok := d.w.Store.GetPod(cp.Namespace, cp.Name)
+		if !ok {
+			continue
+		}
+		at := d.podsOn[cur.Spec.NodeName]
+		i, _ := slices.BinarySearchFunc(at, cur, memory.ComparePods)
+		d.podsOn[cur.Spec.NodeName] = slices.Insert(at, i, cur)
+		d.room.add(cur)
+	}
+	return "", "", nil
+}
+
+// held is what a world holds at a moment, for making it again.
+type held struct {
+	pods   []*v1.Pod // in no order
+	claims []*resourceapi.ResourceClaim
+	// pvs and pvcs are nil without volume listers.
+	pvs  []*v1.PersistentVolume
+	pvcs []*v1.PersistentVolumeClaim
+}
+
+func (d *drainer) hold() held {
+	h := held{pods: d.held[:0], claims: d.w.Store.Claims()}
+	d.w.Store.EachPod(func(p *v1.Pod) { h.pods = append(h.pods, p) })
+	d.held = h.pods
+	h.pvs, h.pvcs = d.w.Store.Volumes()
+	return h
+}
+
+// cluster is the cluster of nodes that holds h, the rest as in c, with
+// the pods in skip left out and without the workloads' controllers
+// (their pods are made).
+func (h held) cluster(c *cluster.Cluster, nodes []*v1.Node, skip map[string]bool) *cluster.Cluster {
+	out := cluster.New()
+	out.Nodes = nodes
+	pods := slices.Clone(h.pods)
+	slices.SortFunc(pods, memory.ComparePods)
+	for _, p := range pods {
+		k := cluster.PodKey(p)
+		if skip[k] {
+			continue
+		}
+		out.Pods = append(out.Pods, p)
+		out.Sources[k] = c.Sources[k]
+	}
+	out.Namespaces, out.PriorityClasses, out.Services = c.Namespaces, c.PriorityClasses, c.Services
+	out.ReplicaSets, out.StatefulSets, out.RCs = c.ReplicaSets, c.StatefulSets, c.RCs
+	// The claims and volumes as the world left them: the claims
+	// generated for its pods, the devices allocated to the pods it bound,
+	// the volumes bound and provisioned for them.
+	for _, o := range c.Others {
+		switch o.(type) {
+		case *resourceapi.ResourceClaim:
+			continue
+		case *v1.PersistentVolume, *v1.PersistentVolumeClaim:
+			if h.pvs != nil {
+				continue
+			}
+		}
+		out.Others = append(out.Others, o)
+	}
+	for _, cl := range h.claims {
+		out.Others = append(out.Others, cl)
+	}
+	for _, pv := range h.pvs {
+		out.Others = append(out.Others, pv)
+	}
+	for _, pvc := range h.pvcs {
+		out.Others = append(out.Others, pvc)
+	}
+	return out
+}
+
+// settle is the cluster w ran to: its nodes, the pods it left (bound or
+// pending, but those in skip) and the objects beside them, without the
+// workloads' controllers (their pods are made). The pods are the store's
+// own, shared: nothing changes a stored pod in place (a write stores a
+// new version), so the worlds made from the settled cluster cannot
+// change them either.
+func settle(w *simulator.World, skip map[string]bool) *cluster.Cluster {
+	h := held{claims: w.Store.Claims()}
+	w.Store.EachPod(func(p *v1.Pod) { h.pods = append(h.pods, p) })
+	h.pvs, h.pvcs = w.Store.Volumes()
+	return h.cluster(w.Cluster, w.Cluster.Nodes, skip)
+}
+
+// byNode are the bound pods of pods by node name, each node's in the
+// order of pods.
+func byNode(pods []*v1.Pod) map[string][]*v1.Pod {
+	on := map[string][]*v1.Pod{}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			on[p.Spec.NodeName] = append(on[p.Spec.NodeName], p)
+		}
+	}
+	return on
+}
+
+// roomBook answers noRoomElsewhere: the CPU and memory each schedulable
+// node has allocatable and its bound pods request, and the free room
+// summed over them, kept as drains remove nodes and bind pods. Each
+// pod's requests are computed once (by pod: the drains share the pods
+// they do not touch).
+type roomBook struct {
+	requests    map[*v1.Pod]framework.Resource
+	alloc, used map[string]framework.Resource // schedulable nodes only
+	total       framework.Resource
+}
+
+func newRoomBook(nodes []*v1.Node, pods []*v1.Pod) *roomBook {
+	b := &roomBook{requests: map[*v1.Pod]framework.Resource{}, alloc: map[string]framework.Resource{}, used: map[string]framework.Resource{}}
+	for _, n := range nodes {
+		if !n.Spec.Unschedulable {
+			b.alloc[n.Name] = framework.Resource{MilliCPU: n.Status.Allocatable.Cpu().MilliValue(), Memory: n.Status.Allocatable.Memory().Value()}
+		}
+	}
+	for _, p := range pods {
+		if _, ok := b.alloc[p.Spec.NodeName]; ok {
+			r, u := b.request(p), b.used[p.Spec.NodeName]
+			u.MilliCPU += r.MilliCPU
+			u.Memory += r.Memory
+			b.used[p.Spec.NodeName] = u
+		}
+	}
+	for n := range b.alloc {
+		f := b.free(n)
+		b.total.MilliCPU += f.MilliCPU
+		b.total.Memory += f.Memory
+	}
+	return b
+}
+
+func (b *roomBook) request(p *v1.Pod) framework.Resource {
+	if r, ok := b.requests[p]; ok {
+		return r
+	}
+	r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	out := framework.Resource{MilliCPU: r.Cpu().MilliValue(), Memory: r.Memory().Value()}
+	b.requests[p] = out
+	return out
+}
+
+// free is a node's free room (none on a node that is not schedulable).
+func (b *roomBook) free(node string) framework.Resource {
+	a, u := b.alloc[node], b.used[node]
+	return framework.Resource{MilliCPU: max(0, a.MilliCPU-u.MilliCPU), Memory: max(0, a.Memory-u.Memory)}
+}
+
+// dropNode takes a removed node's room out.
+func (b *roomBook) dropNode(node string) {
+	f := b.free(node)
+	b.total.MilliCPU -= f.MilliCPU
+	b.total.Memory -= f.Memory
+	delete(b.alloc, node)
+	delete(b.used, node)
+}
+
+// add counts a pod bound to its node.
+func (b *roomBook) add(p *v1.Pod) {
+	n := p.Spec.NodeName
+	if _, ok := b.alloc[n]; !ok {
+		return
+	}
+	was, r, u := b.free(n), b.request(p), b.used[n]
+	u.MilliCPU += r.MilliCPU
+	u.Memory += r.Memory
+	b.used[n] = u
+	now := b.free(n)
+	b.total.MilliCPU += now.MilliCPU - was.MilliCPU
+	b.total.Memory += now.Memory - was.Memory
+}
+
+// noRoomElsewhere says why the evicted pods of node cannot all fit on
+// the other schedulable nodes, by their CPU and memory requests against
+// the room those nodes have free; "" when they might.
+func (b *roomBook) noRoomElsewhere(node string, evicted []*v1.Pod) string {
+	if len(evicted) == 0 {
+		return ""
+	}
+	var need framework.Resource
+	for _, p := range evicted {
+		r := b.request(p)
+		need.MilliCPU += r.MilliCPU
+		need.Memory += r.Memory
+	}
+	own := b.free(node)
+	free := framework.Resource{MilliCPU: b.total.MilliCPU - own.MilliCPU, Memory: b.total.Memory - own.Memory}
+	switch {
+	case need.MilliCPU > free.MilliCPU:
+		return fmt.Sprintf("its pods request %dm CPU; the other nodes have %dm free", need.MilliCPU, free.MilliCPU)
+	case need.Memory > free.Memory:
+		return fmt.Sprintf("its pods request %d bytes of memory; the other nodes have %d free", need.Memory, free.Memory)
+	}
+	return ""
+}
