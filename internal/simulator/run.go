@@ -23,8 +23,9 @@ import (
 
 // runState is the run's own state.
 type runState struct {
-	// limit is the latest virtual time the world runs to.
-	limit time.Time
+	// limit is the latest virtual time the world runs to; renewed, when
+	// RenewLimit last counted it again from then.
+	limit, renewed time.Time
 	// lastFlushBindings is the bindings when unschedulable pods were last
 	// flushed back to the queue (-1: never).
 	lastFlushBindings int
@@ -278,6 +279,25 @@ func (w *World) AddObject(o interface{}) {
 // Limit is the latest virtual time the world runs to.
 func (w *World) Limit() time.Time { return w.run.limit }
 
+// RenewLimit gives a world that is changed and run again, each change a
+// question of its own (consolidate's drains, tried one after another in
+// one world), its limit of virtual time again, counted from now. A world
+// that stopped at its limit stays stopped.
+func (w *World) RenewLimit() {
+	if w.run.stopped == nil {
+		w.run.limit = w.Clock.Now().Add(w.run.limit.Sub(w.run.since()))
+		w.run.renewed = w.Clock.Now()
+	}
+}
+
+// since is when the limit counts from: the start, or its last renewal.
+func (r *runState) since() time.Time {
+	if r.renewed.IsZero() {
+		return Epoch
+	}
+	return r.renewed
+}
+
 // Advance moves virtual time, the timeline told first.
 func (w *World) Advance(t time.Time) {
 	if w.timeline != nil {
@@ -439,7 +459,7 @@ func (e *LimitError) Error() string {
 // stopAtLimit records and returns the LimitError of a world that reached
 // its limit.
 func (w *World) stopAtLimit() error {
-	e := &LimitError{Limit: w.run.limit.Sub(Epoch), LastStep: w.run.limit.Sub(Epoch) - maxVirtualTime}
+	e := &LimitError{Limit: w.run.limit.Sub(w.run.since()), LastStep: w.run.limit.Sub(w.run.since()) - maxVirtualTime}
 	for _, p := range w.Pending {
 		if cur, ok := w.Store.GetPod(p.Namespace, p.Name); ok && cur.Spec.NodeName == "" {
 			if e.Pending == 0 {

@@ -42,6 +42,7 @@ func (s *Store) SetClaims(claims []*resourceapi.ResourceClaim, publish func(obj 
 func (s *Store) putClaimLocked(c *resourceapi.ResourceClaim) error {
 	s.claimVersion++
 	c.ResourceVersion = strconv.FormatInt(s.claimVersion, 10)
+	s.journalClaimLocked(key(c.Namespace, c.Name))
 	s.claims[key(c.Namespace, c.Name)] = c
 	if s.publish == nil {
 		return nil

@@ -90,6 +90,7 @@ func (s *Store) DeleteResourceClaim(_ context.Context, namespace, name string) e
 
 // removeClaimLocked removes a claim from the store and the listers.
 func (s *Store) removeClaimLocked(cur *resourceapi.ResourceClaim) error {
+	s.journalClaimLocked(key(cur.Namespace, cur.Name))
 	delete(s.claims, key(cur.Namespace, cur.Name))
 	if s.publish != nil {
 		if err := s.publish(framework.DeletedObject{Obj: cur}); err != nil {
@@ -113,6 +114,7 @@ func (s *Store) PatchPodExtendedResourceClaimStatus(_ context.Context, p *v1.Pod
 	}
 	pod := shallowCopy(old)
 	pod.Status.ExtendedResourceClaimStatus = st.DeepCopy()
+	s.journalPodLocked(k)
 	s.pods[k] = pod
 	s.notify(func(h cluster.EventHandler) { h.OnPodUpdate(old, pod) })
 	return nil

@@ -25,6 +25,7 @@ func (s *Store) AddPodGroup(pg *schedulingv1beta1.PodGroup) error {
 	if _, ok := s.podGroups[k]; ok {
 		return apierrors.NewAlreadyExists(podGroupsResource, k)
 	}
+	s.journalOtherLocked()
 	s.podGroups[k] = pg
 	s.notify(func(h cluster.EventHandler) {
 		h.OnClusterEvent(framework.ClusterEvent{Resource: framework.PodGroupEvent, ActionType: framework.Add}, nil, pg)
@@ -41,6 +42,7 @@ func (s *Store) DeletePodGroup(namespace, name string) error {
 	if !ok {
 		return apierrors.NewNotFound(podGroupsResource, k)
 	}
+	s.journalOtherLocked()
 	delete(s.podGroups, k)
 	s.notify(func(h cluster.EventHandler) {
 		h.OnClusterEvent(framework.ClusterEvent{Resource: framework.PodGroupEvent, ActionType: framework.Delete}, old, nil)
@@ -60,6 +62,7 @@ func (s *Store) UpdatePodGroupStatus(_ context.Context, pg *schedulingv1beta1.Po
 	}
 	cp := *old
 	cp.Status = *status.DeepCopy()
+	s.journalOtherLocked()
 	s.podGroups[k] = &cp
 	s.notify(func(h cluster.EventHandler) {
 		h.OnClusterEvent(framework.ClusterEvent{Resource: framework.PodGroupEvent, ActionType: framework.Update}, old, &cp)

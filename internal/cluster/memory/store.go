@@ -69,6 +69,9 @@ type Store struct {
 	removals uint64
 	// podGroups are the PodGroups (podgroups.go).
 	podGroups map[string]*schedulingv1beta1.PodGroup
+	// journal, when set, records the old versions of what is written
+	// (journal.go).
+	journal *Journal
 }
 
 var _ cluster.World = &Store{}
@@ -149,6 +152,7 @@ func (s *Store) AddNode(node *v1.Node) error {
 	if _, ok := s.nodes[node.Name]; ok {
 		return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "nodes"}, node.Name)
 	}
+	s.journalNodeLocked(node.Name)
 	s.nodes[node.Name] = node
 	s.notify(func(h cluster.EventHandler) { h.OnNodeAdd(node) })
 	return nil
@@ -162,6 +166,7 @@ func (s *Store) UpdateNode(node *v1.Node) error {
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, node.Name)
 	}
+	s.journalNodeLocked(node.Name)
 	s.nodes[node.Name] = node
 	s.notify(func(h cluster.EventHandler) { h.OnNodeUpdate(old, node) })
 	return nil
@@ -176,6 +181,7 @@ func (s *Store) DeleteNode(name string) error {
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
 	}
+	s.journalNodeLocked(name)
 	delete(s.nodes, name)
 	s.notify(func(h cluster.EventHandler) { h.OnNodeDelete(old) })
 	return nil
@@ -189,6 +195,7 @@ func (s *Store) AddPod(pod *v1.Pod) error {
 	if _, ok := s.pods[k]; ok {
 		return apierrors.NewAlreadyExists(podsResource, k)
 	}
+	s.journalPodLocked(k)
 	s.pods[k] = pod
 	s.notify(func(h cluster.EventHandler) { h.OnPodAdd(pod) })
 	return nil
@@ -258,6 +265,7 @@ func (s *Store) Bind(_ context.Context, b *v1.Binding) error {
 	pod := shallowCopy(old)
 	pod.Spec.NodeName = b.Target.Name
 	setCondition(&pod.Status, &v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue}, s.clock)
+	s.journalPodLocked(k)
 	s.pods[k] = pod
 	s.Bindings++
 	s.notify(func(h cluster.EventHandler) { h.OnPodUpdate(old, pod) })
@@ -285,6 +293,7 @@ func (s *Store) UpdatePodStatus(_ context.Context, p *v1.Pod, cond *v1.PodCondit
 	if !changed {
 		return nil
 	}
+	s.journalPodLocked(k)
 	s.pods[k] = pod
 	s.notify(func(h cluster.EventHandler) { h.OnPodUpdate(old, pod) })
 	return nil
@@ -342,6 +351,7 @@ func (s *Store) Evict(_ context.Context, victim *v1.Pod, preemptor framework.Pre
 	if !ok {
 		return apierrors.NewNotFound(podsResource, k)
 	}
+	s.journalPodLocked(k)
 	delete(s.pods, k)
 	s.removals++
 	s.releaseClaimsLocked(old)
@@ -372,6 +382,7 @@ func (s *Store) DeletePod(ns, name string) error {
 	if !ok {
 		return apierrors.NewNotFound(podsResource, k)
 	}
+	s.journalPodLocked(k)
 	delete(s.pods, k)
 	s.removals++
 	s.releaseClaimsLocked(old)

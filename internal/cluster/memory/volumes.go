@@ -130,6 +130,7 @@ func bind(pvc *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) {
 // versions, publishes them to the listers and tells the scheduler, as an
 // informer would, at the next Flush.
 func (s *Store) putVolumeLocked(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim) error {
+	s.journalOtherLocked()
 	if pv != nil {
 		old, _ := s.volumeListers.PersistentVolumes.Get(pv.Name)
 		s.volumeVersion++
