@@ -62,7 +62,8 @@ type KeptNode struct {
 // Two cheap checks spare a simulation: a node whose evicted pods request
 // more CPU or memory than the other schedulable nodes have free is kept
 // at once; and past maxDrains simulated drains the other candidates are
-// kept untried (each drain simulates the whole cluster).
+// kept untried. The drains run one after another in one world (drainer),
+// a failed one undone.
 func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), maxDrains int, started func(i, n int, node string)) (*ConsolidateResult, error) {
 	c, err := load()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -17,12 +18,17 @@ import (
 )
 
 // drainer tries consolidate's drains in one live world: the settled
-// cluster, with the drains kept so far done in it. A drain that works
-// costs the scheduling of the pods it evicts; one that fails is undone by
-// making the world again from what it held before the drain (its pods,
-// claims and volumes: stored objects are never changed in place, so
-// holding them is enough). Making a world of 15,000 nodes costs a
-// second; most drains work.
+// cluster, with the drains kept so far done in it, as a scheduler that
+// keeps running would place each drain's pods (its random tie-breaks and
+// the node it starts a partial search at go on from drain to drain). A
+// drain costs the scheduling of the pods it evicts. One that fails is
+// undone from the store's journal of the drain's writes: in place,
+// through the same events as any write, when it wrote only nodes and
+// pods; otherwise (claims, volumes, PodGroups written, or a pod that
+// finished) by making the world again from what it held before the drain
+// (stored objects are never changed in place, so the journal's old
+// versions are that state). Making a world of 15,000 nodes costs a
+// second.
 type drainer struct {
 	ctx      context.Context
 	newWorld func(*cluster.Cluster) (*simulator.World, error)
@@ -36,8 +42,6 @@ type drainer struct {
 	nodes  []*v1.Node
 	podsOn map[string][]*v1.Pod // the bound pods of each node, by namespace/name
 	room   *roomBook
-	// held is the buffer of hold's pods, used again by each drain.
-	held []*v1.Pod
 }
 
 func newDrainer(ctx context.Context, newWorld func(*cluster.Cluster) (*simulator.World, error), settled *cluster.Cluster, basePending map[string]bool) (*drainer, error) {
@@ -76,11 +80,12 @@ func (d *drainer) pods() []*v1.Pod {
 // DaemonSet's replaced by a pending copy (its controller's replacement,
 // its claims generated again). It returns the first pod the drain left
 // without its place and why ("" when every copy runs and nothing was
-// preempted); the world is then made again as it was before.
+// preempted); the drain is then undone.
 func (d *drainer) drain(node string) (pod, reason string, err error) {
-	before := d.hold()
 	nodes, on := d.nodes, d.podsOn[node]
-	removals := d.w.Store.Removals()
+	removals, evictions := d.w.Store.Removals(), len(d.w.Store.Evicted)
+	pvs, pvcs := d.w.Store.Volumes()
+	d.w.Store.StartJournal()
 	if err := d.w.Store.DeleteNode(node); err != nil {
 		return "", "", err
 	}
@@ -103,16 +108,20 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 		}
 	}
 	d.w.Store.Flush() // the scheduler hears of the changes before it runs
-	if err := d.w.Run(d.ctx); err != nil {
+	d.w.RenewLimit()
+	err = d.w.Run(d.ctx)
+	j := d.w.Store.StopJournal()
+	if err != nil {
 		return "", "", err
 	}
+	// Pods that left but the node's and the victims: pods that finished.
+	others := d.w.Store.Removals() - removals - uint64(len(on)) - uint64(len(d.w.Store.Evicted)-evictions)
 	if pod, reason := notAllRunning(d.w.PodResults(), d.basePending); pod != "" {
 		d.nodes = nodes
-		return pod, reason, d.make(before.cluster(d.base, nodes, nil))
+		return pod, reason, d.undo(j, nodes, others > 0, held{pvs: pvs, pvcs: pvcs})
 	}
-	if d.w.Store.Removals() != removals+uint64(len(on)) {
-		// Some other pod left the world as it ran (a pod that finished):
-		// count every node again.
+	if others > 0 {
+		// Count every node again.
 		all := d.pods()
 		slices.SortFunc(all, memory.ComparePods)
 		d.podsOn, d.room = byNode(all), newRoomBook(d.nodes, all)
@@ -133,6 +142,46 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 	return "", "", nil
 }
 
+// undo takes a failed drain back, by its journal j: in place, the
+// store's writes undone, when the drain wrote only nodes and pods and no
+// pod finished meanwhile (a pod added back would not finish again);
+// otherwise by making the world again from what it held before, the
+// nodes and the volumes (h: pvs, pvcs) given.
+func (d *drainer) undo(j *memory.Journal, nodes []*v1.Node, finished bool, h held) error {
+	d.w.Cluster.Nodes = nodes
+	if !finished && !j.Other && len(j.Claims) == 0 {
+		if err := d.w.Store.Undo(j); err != nil {
+			return err
+		}
+		d.w.Store.Flush()
+		return nil
+	}
+	for _, p := range d.pods() {
+		if _, ok := j.Pods[cluster.PodKey(p)]; !ok {
+			h.pods = append(h.pods, p)
+		}
+	}
+	for _, p := range j.Pods {
+		if p != nil {
+			h.pods = append(h.pods, p)
+		}
+	}
+	for _, c := range d.w.Store.Claims() {
+		if _, ok := j.Claims[c.Namespace+"/"+c.Name]; !ok {
+			h.claims = append(h.claims, c)
+		}
+	}
+	for _, c := range j.Claims {
+		if c != nil {
+			h.claims = append(h.claims, c)
+		}
+	}
+	slices.SortFunc(h.claims, func(a, b *resourceapi.ResourceClaim) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return d.make(h.cluster(d.base, nodes, nil))
+}
+
 // held is what a world holds at a moment, for making it again.
 type held struct {
 	pods   []*v1.Pod // in no order
@@ -140,14 +189,6 @@ type held struct {
 	// pvs and pvcs are nil without volume listers.
 	pvs  []*v1.PersistentVolume
 	pvcs []*v1.PersistentVolumeClaim
-}
-
-func (d *drainer) hold() held {
-	h := held{pods: d.held[:0], claims: d.w.Store.Claims()}
-	d.w.Store.EachPod(func(p *v1.Pod) { h.pods = append(h.pods, p) })
-	d.held = h.pods
-	h.pvs, h.pvcs = d.w.Store.Volumes()
-	return h
 }
 
 // cluster is the cluster of nodes that holds h, the rest as in c, with
