@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -90,7 +91,7 @@ func (s *Store) Undo(j *Journal) error {
 	if s.journal != nil {
 		return errors.New("undo: a journal is running")
 	}
-	pods := sortedKeys(j.Pods)
+	pods := slices.Sorted(maps.Keys(j.Pods))
 	for _, k := range pods {
 		if cur, ok := s.pods[k]; ok {
 			delete(s.pods, k)
@@ -98,7 +99,7 @@ func (s *Store) Undo(j *Journal) error {
 			s.notify(func(h cluster.EventHandler) { h.OnPodDelete(cur) })
 		}
 	}
-	for _, name := range sortedKeys(j.Nodes) {
+	for _, name := range slices.Sorted(maps.Keys(j.Nodes)) {
 		cur, ok := s.nodes[name]
 		old := j.Nodes[name]
 		switch {
@@ -124,14 +125,4 @@ func (s *Store) Undo(j *Journal) error {
 	}
 	s.evictions = slices.Clip(s.evictions[:j.evictions])
 	return nil
-}
-
-// sortedKeys are m's keys, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
