@@ -143,7 +143,9 @@ gives no answer: capacity says so and exits non-zero.`,
 				var target func(*simulator.World, *v1.Pod) bool
 				if workload != "" {
 					files := append(slices.Clone(opts.Files), workload)
-					load = func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, loadOptions(cc.Features)) }
+					lo := loadOptions(cc.Features)
+					lo.Documents = q.docs
+					load = func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, lo) }
 					wc, err := load()
 					if err != nil {
 						return fmt.Errorf("--workload: %w", err)

@@ -120,10 +120,13 @@ func (q *questionProgress) line() string {
 type questionWorlds struct {
 	// load returns cluster the first time it is called, then reads the
 	// files again: the first simulation of a question needs no second
-	// reading (~10 s at 15,000 nodes). A command uses either cluster or
-	// load, or reads only what a simulation does not change (the nodes'
-	// annotations) from cluster once load has given it out.
+	// reading (~10 s at 15,000 nodes), the others decode the documents
+	// kept as JSON (docs) without reading and converting the YAML again.
+	// A command uses either cluster or load, or reads only what a
+	// simulation does not change (the nodes' annotations) from cluster
+	// once load has given it out.
 	load     func() (*simcluster.Cluster, error)
+	docs     *loading.Documents
 	cluster  *simcluster.Cluster
 	progress *questionProgress
 	newWorld func(*simcluster.Cluster) (*simulator.World, error)
@@ -132,7 +135,9 @@ type questionWorlds struct {
 // setUpQuestion loads the cluster files and builds the world maker of
 // the completed configuration.
 func setUpQuestion(ctx context.Context, s streams, command string, files []string, cc schedconfig.CompletedConfig) (*questionWorlds, error) {
-	read := func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, loadOptions(cc.Features)) }
+	lo := loadOptions(cc.Features)
+	lo.Documents = loading.NewDocuments()
+	read := func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, lo) }
 	c, err := read()
 	if err != nil {
 		return nil, err
@@ -141,7 +146,7 @@ func setUpQuestion(ctx context.Context, s streams, command string, files []strin
 	reportTimelineIgnored(s, c, command)
 	var first atomic.Pointer[simcluster.Cluster]
 	first.Store(c)
-	q := &questionWorlds{load: func() (*simcluster.Cluster, error) {
+	q := &questionWorlds{docs: lo.Documents, load: func() (*simcluster.Cluster, error) {
 		if c := first.Swap(nil); c != nil {
 			return c, nil
 		}

@@ -13,6 +13,7 @@ import (
 	goruntime "runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -94,6 +95,71 @@ func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
 type Options struct {
 	// JobPodGroups: the WorkloadWithJob gate (cluster.Cluster.JobPodGroups).
 	JobPodGroups bool
+	// Documents, when set, keeps each file's documents as JSON for the
+	// loads after the first (the questions that load the cluster once
+	// per simulation): they skip reading and converting the YAML.
+	Documents *Documents
+}
+
+// Documents are the files' documents as JSON, kept by path between loads
+// of the same files (the files do not change while a command runs). It
+// is safe for concurrent use.
+type Documents struct {
+	mu    sync.Mutex
+	files map[string][]document
+	// paths are the files each path given named (a folder's files).
+	paths map[string][]string
+}
+
+// document is a document as decodeDocument read it: JSON, and whether
+// it is known valid.
+type document struct {
+	json  []byte
+	valid bool
+}
+
+// NewDocuments returns an empty keep of documents.
+func NewDocuments() *Documents {
+	return &Documents{files: map[string][]document{}, paths: map[string][]string{}}
+}
+
+// manifestFiles is manifestFiles, the first answer for each path kept.
+func (d *Documents) manifestFiles(p string) ([]string, error) {
+	if d == nil {
+		return manifestFiles(p)
+	}
+	d.mu.Lock()
+	files, ok := d.paths[p]
+	d.mu.Unlock()
+	if ok {
+		return files, nil
+	}
+	files, err := manifestFiles(p)
+	if err == nil {
+		d.mu.Lock()
+		d.paths[p] = files
+		d.mu.Unlock()
+	}
+	return files, err
+}
+
+func (d *Documents) get(path string) ([]document, bool) {
+	if d == nil {
+		return nil, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	docs, ok := d.files[path]
+	return docs, ok
+}
+
+func (d *Documents) put(path string, docs []document) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.files[path] = docs
 }
 
 // LoadWith is LoadFrom with options.
@@ -103,7 +169,7 @@ func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, 
 	// command's starting heap has it off), and the memory it leaves is
 	// reused by the simulation.
 	defer gcpace.Loading()()
-	l := &loader{c: cluster.New(), read: map[string]int{}}
+	l := &loader{c: cluster.New(), read: map[string]int{}, docs: opts.Documents}
 	readStdin := false
 	for _, p := range paths {
 		if p == "-" {
@@ -116,7 +182,7 @@ func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, 
 			}
 			continue
 		}
-		files, err := manifestFiles(p)
+		files, err := l.docs.manifestFiles(p)
 		if err != nil {
 			return nil, err
 		}
@@ -150,6 +216,8 @@ type loader struct {
 	// kinds the simulator reads, by kind (a Scenario included).
 	files []string
 	read  map[string]int
+	// docs keeps the files' documents between loads (Options.Documents).
+	docs *Documents
 }
 
 // explainAnnotation is questions.PendingAnnotation (questions imports
@@ -283,6 +351,9 @@ func manifestFiles(p string) ([]string, error) {
 }
 
 func (l *loader) loadFile(path string) error {
+	if docs, ok := l.docs.get(path); ok {
+		return l.decodeDocuments(path, docs, false, nil)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -299,8 +370,26 @@ func (l *loader) load(path string, in io.Reader) error {
 }
 
 func (l *loader) loadBytes(path string, data []byte) error {
+	split, readErr := splitDocuments(path, data)
+	docs := make([]document, len(split))
+	for i, d := range split {
+		docs[i].json = d
+	}
+	if err := l.decodeDocuments(path, docs, true, readErr); err != nil {
+		return err
+	}
+	if readErr == nil && path != StdinName {
+		l.docs.put(path, docs) // decodeDocuments made them JSON
+	}
+	return nil
+}
+
+// decodeDocuments decodes a file's documents (JSON or YAML; with fresh,
+// each is made JSON in place: the kept documents are only read) into the
+// cluster; readErr is the error that ended the file's read, returned once
+// the documents before it are added.
+func (l *loader) decodeDocuments(path string, docs []document, fresh bool, readErr error) error {
 	l.files = append(l.files, path)
-	docs, readErr := splitDocuments(path, data)
 	// Documents decode in parallel and are added in file order, so the
 	// result and the first error reported are those of a sequential read.
 	results := make([]decoded, len(docs))
@@ -311,7 +400,10 @@ func (l *loader) loadBytes(path string, data []byte) error {
 		results[i].in = l.intern
 	}
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(docs), func(i int) {
-		results[i].err = decodeDocument(path, i+1, 0, docs[i], false, &results[i])
+		results[i].err = decodeDocument(path, i+1, 0, docs[i].json, docs[i].valid, &results[i])
+		if fresh {
+			docs[i].json, docs[i].valid = results[i].json, results[i].valid
+		}
 	})
 	for i := range results {
 		if results[i].err != nil {
@@ -382,6 +474,10 @@ type decoded struct {
 	warnings []string
 	scenario *cluster.Scenario
 	err      error
+	// json is the document as JSON (converted from YAML), valid whether
+	// it is known valid JSON, for Documents.
+	json  []byte
+	valid bool
 }
 
 func isEmptyDocument(data []byte) bool {
@@ -411,6 +507,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 			}
 		}
 		valid = true
+	}
+	if item == 0 {
+		out.json, out.valid = js, valid
 	}
 	// The head (kind, name, a List's items) is read first: a List (kubectl
 	// get -o json|yaml) is split into its items without building the
