@@ -2,12 +2,12 @@ package loading_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
 )
 
 // TestKeptDocumentsLoadAsTheFilesDo: a load from the documents kept by
@@ -15,7 +15,6 @@ import (
 // controller makes) gives the cluster a fresh read gives, without reading
 // the files again.
 func TestKeptDocumentsLoadAsTheFilesDo(t *testing.T) {
-	dir := t.TempDir()
 	files := map[string]string{
 		"nodes.yaml": `apiVersion: v1
 kind: List
@@ -39,11 +38,7 @@ spec:
 	}
 	var paths []string
 	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+		paths = append(paths, simtest.WriteFile(t, name, body))
 	}
 	tests := []struct {
 		name string
