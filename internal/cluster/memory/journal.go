@@ -19,10 +19,13 @@ type Journal struct {
 	Nodes  map[string]*v1.Node
 	Pods   map[string]*v1.Pod
 	Claims map[string]*resourceapi.ResourceClaim
+	// PVs by name and PVCs by namespace/name.
+	PVs  map[string]*v1.PersistentVolume
+	PVCs map[string]*v1.PersistentVolumeClaim
 	// evictions is how many evictions were recorded at the start.
 	evictions int
-	// Other says the volumes or the PodGroups were written too: the
-	// journal does not hold their old versions.
+	// Other says the PodGroups were written too: the journal does not
+	// hold their old versions.
 	Other bool
 }
 
@@ -31,7 +34,8 @@ type Journal struct {
 func (s *Store) StartJournal() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.journal = &Journal{Nodes: map[string]*v1.Node{}, Pods: map[string]*v1.Pod{}, Claims: map[string]*resourceapi.ResourceClaim{}, evictions: len(s.evictions)}
+	s.journal = &Journal{Nodes: map[string]*v1.Node{}, Pods: map[string]*v1.Pod{}, Claims: map[string]*resourceapi.ResourceClaim{},
+		PVs: map[string]*v1.PersistentVolume{}, PVCs: map[string]*v1.PersistentVolumeClaim{}, evictions: len(s.evictions)}
 }
 
 // StopJournal stops recording and returns the journal (nil if none ran).
@@ -68,6 +72,26 @@ func (s *Store) journalClaimLocked(k string) {
 	}
 }
 
+// journalVolumeLocked records a volume's and a claim's old versions
+// (either new object may be nil; an old one is nil when created since).
+func (s *Store) journalVolumeLocked(pv, oldPV *v1.PersistentVolume, pvc, oldPVC *v1.PersistentVolumeClaim) {
+	j := s.journal
+	if j == nil {
+		return
+	}
+	if pv != nil {
+		if _, seen := j.PVs[pv.Name]; !seen {
+			j.PVs[pv.Name] = oldPV
+		}
+	}
+	if pvc != nil {
+		k := key(pvc.Namespace, pvc.Name)
+		if _, seen := j.PVCs[k]; !seen {
+			j.PVCs[k] = oldPVC
+		}
+	}
+}
+
 func (s *Store) journalOtherLocked() {
 	if s.journal != nil {
 		s.journal.Other = true
@@ -83,7 +107,7 @@ func (s *Store) journalOtherLocked() {
 // written back through the controllers that wrote them), and runs with
 // no journal.
 func (s *Store) Undo(j *Journal) error {
-	if len(j.Claims) > 0 || j.Other {
+	if len(j.Claims) > 0 || len(j.PVs) > 0 || len(j.PVCs) > 0 || j.Other {
 		return errors.New("undo: the journal holds claim, volume or PodGroup writes")
 	}
 	s.mu.Lock()

@@ -130,9 +130,9 @@ func bind(pvc *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) {
 // versions, publishes them to the listers and tells the scheduler, as an
 // informer would, at the next Flush.
 func (s *Store) putVolumeLocked(pv *v1.PersistentVolume, pvc *v1.PersistentVolumeClaim) error {
-	s.journalOtherLocked()
 	if pv != nil {
 		old, _ := s.volumeListers.PersistentVolumes.Get(pv.Name)
+		s.journalVolumeLocked(pv, old, nil, nil)
 		s.volumeVersion++
 		pv.ResourceVersion = strconv.FormatInt(s.volumeVersion, 10)
 		if err := s.publishVolume(pv); err != nil {
@@ -147,6 +147,7 @@ func (s *Store) putVolumeLocked(pv *v1.PersistentVolume, pvc *v1.PersistentVolum
 	}
 	if pvc != nil {
 		old, _ := s.volumeListers.PersistentVolumeClaims.PersistentVolumeClaims(pvc.Namespace).Get(pvc.Name)
+		s.journalVolumeLocked(nil, nil, pvc, old)
 		s.volumeVersion++
 		pvc.ResourceVersion = strconv.FormatInt(s.volumeVersion, 10)
 		if err := s.publishVolume(pvc); err != nil {

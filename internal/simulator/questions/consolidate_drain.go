@@ -42,6 +42,8 @@ type drainer struct {
 	nodes  []*v1.Node
 	podsOn map[string][]*v1.Pod // the bound pods of each node, by namespace/name
 	room   *roomBook
+	// buf is pods' buffer, used again by each call.
+	buf []*v1.Pod
 }
 
 func newDrainer(ctx context.Context, newWorld func(*cluster.Cluster) (*simulator.World, error), settled *cluster.Cluster, basePending map[string]bool) (*drainer, error) {
@@ -68,10 +70,13 @@ func (d *drainer) make(c *cluster.Cluster) error {
 	return nil
 }
 
-// pods are the live world's pods, in no order.
+// pods are the live world's pods, in no order, valid until the next
+// call (a buffer used again: the PodDisruptionBudgets' check asks for
+// every pod before each drain).
 func (d *drainer) pods() []*v1.Pod {
-	var out []*v1.Pod
+	out := d.buf[:0]
 	d.w.Store.EachPod(func(p *v1.Pod) { out = append(out, p) })
+	d.buf = out
 	return out
 }
 
@@ -84,7 +89,6 @@ func (d *drainer) pods() []*v1.Pod {
 func (d *drainer) drain(node string) (pod, reason string, err error) {
 	nodes, on := d.nodes, d.podsOn[node]
 	removals, evictions := d.w.Store.Removals(), len(d.w.Store.Evicted)
-	pvs, pvcs := d.w.Store.Volumes()
 	d.w.Store.StartJournal()
 	if err := d.w.Store.DeleteNode(node); err != nil {
 		return "", "", err
@@ -118,11 +122,11 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 	others := d.w.Store.Removals() - removals - uint64(len(on)) - uint64(len(d.w.Store.Evicted)-evictions)
 	if pod, reason := notAllRunning(d.w.PodResults(), d.basePending); pod != "" {
 		d.nodes = nodes
-		return pod, reason, d.undo(j, nodes, others > 0, held{pvs: pvs, pvcs: pvcs})
+		return pod, reason, d.undo(j, nodes, others > 0)
 	}
 	if others > 0 {
 		// Count every node again.
-		all := d.pods()
+		all := slices.Clone(d.pods())
 		slices.SortFunc(all, memory.ComparePods)
 		d.podsOn, d.room = byNode(all), newRoomBook(d.nodes, all)
 		return "", "", nil
@@ -145,17 +149,18 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 // undo takes a failed drain back, by its journal j: in place, the
 // store's writes undone, when the drain wrote only nodes and pods and no
 // pod finished meanwhile (a pod added back would not finish again);
-// otherwise by making the world again from what it held before, the
-// nodes and the volumes (h: pvs, pvcs) given.
-func (d *drainer) undo(j *memory.Journal, nodes []*v1.Node, finished bool, h held) error {
+// otherwise by making the world again from what it held before: its
+// objects now, those the drain wrote as they were before, and nodes.
+func (d *drainer) undo(j *memory.Journal, nodes []*v1.Node, finished bool) error {
 	d.w.Cluster.Nodes = nodes
-	if !finished && !j.Other && len(j.Claims) == 0 {
+	if !finished && !j.Other && len(j.Claims)+len(j.PVs)+len(j.PVCs) == 0 {
 		if err := d.w.Store.Undo(j); err != nil {
 			return err
 		}
 		d.w.Store.Flush()
 		return nil
 	}
+	var h held
 	for _, p := range d.pods() {
 		if _, ok := j.Pods[cluster.PodKey(p)]; !ok {
 			h.pods = append(h.pods, p)
@@ -179,6 +184,29 @@ func (d *drainer) undo(j *memory.Journal, nodes []*v1.Node, finished bool, h hel
 	slices.SortFunc(h.claims, func(a, b *resourceapi.ResourceClaim) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
+	// The volumes in the store's order (by key): those the drain wrote as
+	// they were, those it created left out (volumes are never deleted).
+	pvs, pvcs := d.w.Store.Volumes()
+	if pvs != nil {
+		h.pvs = make([]*v1.PersistentVolume, 0, len(pvs))
+		for _, pv := range pvs {
+			if old, ok := j.PVs[pv.Name]; !ok {
+				h.pvs = append(h.pvs, pv)
+			} else if old != nil {
+				h.pvs = append(h.pvs, old)
+			}
+		}
+	}
+	if pvcs != nil {
+		h.pvcs = make([]*v1.PersistentVolumeClaim, 0, len(pvcs))
+		for _, pvc := range pvcs {
+			if old, ok := j.PVCs[pvc.Namespace+"/"+pvc.Name]; !ok {
+				h.pvcs = append(h.pvcs, pvc)
+			} else if old != nil {
+				h.pvcs = append(h.pvcs, old)
+			}
+		}
+	}
 	return d.make(h.cluster(d.base, nodes, nil))
 }
 
