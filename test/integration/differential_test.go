@@ -43,6 +43,12 @@ type observation struct {
 	atMost map[string]float64
 	// proxy is the scenario's proxy, if it asked for one.
 	proxy *fw.FaultProxy
+	// impl is the scheduler of the run.
+	impl fw.Implementation
+	// raced, set by a run of the oracle, names a race of upstream's own
+	// that its log shows and that left the script nothing to observe:
+	// the oracle's run is repeated on a fresh control plane.
+	raced string
 }
 
 func newObservation() *observation {
@@ -82,15 +88,27 @@ func TestDifferentialAgainstKubeScheduler(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			want := runScenario(t, sc, fw.Upstream)
+			for attempt := 2; want.raced != "" && attempt <= oracleAttempts; attempt++ {
+				t.Logf("kube-scheduler's run %d: %s; running it again", attempt-1, want.raced)
+				want = runScenario(t, sc, fw.Upstream)
+			}
+			if want.raced != "" {
+				t.Fatalf("kube-scheduler raced in all %d runs: %s", oracleAttempts, want.raced)
+			}
 			got := runScenario(t, sc, fw.Kubesched)
 			compareObservations(t, want, got)
 		})
 	}
 }
 
+// oracleAttempts bounds the runs of the oracle when its log shows one of
+// its own races (observation.raced).
+const oracleAttempts = 3
+
 func runScenario(t *testing.T, sc scenario, impl fw.Implementation) *observation {
 	t.Helper()
 	o := newObservation()
+	o.impl = impl
 	t.Run(string(impl), func(t *testing.T) {
 		var apiArgs, flags []string
 		switch {
@@ -205,7 +223,14 @@ func differentialScenarios() []scenario {
 				if err := c.CoreV1().Nodes().Delete(context.Background(), "node-c", metav1.DeleteOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				node, at := waitBound(t, c, "web-new", 60*time.Second)
+				node, at, ok := waitBoundWithin(c, "web-new", 60*time.Second)
+				if !ok && o.impl == fw.Upstream && triedBeforeNodeLeftCache(s.WholeLog(), "default/web-new", "node-c") {
+					o.raced = "web-new was tried again before node-c left the cache, and nothing woke it after"
+					return
+				}
+				if !ok {
+					t.Fatalf("web-new not bound within %v", 60*time.Second)
+				}
 				o.exact["node"] = node
 				o.latency["bind after the node deletion"] = at.Sub(deleted)
 			},
@@ -554,6 +579,15 @@ func conditionString(p *v1.Pod, typ v1.PodConditionType, withGeneration bool) st
 // when the binding was seen (as the watch event arrived).
 func waitBound(t *testing.T, c kubernetes.Interface, name string, timeout time.Duration) (string, time.Time) {
 	t.Helper()
+	node, at, ok := waitBoundWithin(c, name, timeout)
+	if !ok {
+		t.Fatalf("%s not bound within %v", name, timeout)
+	}
+	return node, at
+}
+
+// waitBoundWithin is waitBound that reports a timeout instead of failing.
+func waitBoundWithin(c kubernetes.Interface, name string, timeout time.Duration) (string, time.Time, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for ctx.Err() == nil {
@@ -562,7 +596,7 @@ func waitBound(t *testing.T, c kubernetes.Interface, name string, timeout time.D
 			continue
 		}
 		if len(list.Items) == 1 && list.Items[0].Spec.NodeName != "" {
-			return list.Items[0].Spec.NodeName, time.Now()
+			return list.Items[0].Spec.NodeName, time.Now(), true
 		}
 		w, err := c.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: list.ResourceVersion})
@@ -572,13 +606,34 @@ func waitBound(t *testing.T, c kubernetes.Interface, name string, timeout time.D
 		for ev := range w.ResultChan() {
 			if p, ok := ev.Object.(*v1.Pod); ok && p.Spec.NodeName != "" {
 				w.Stop()
-				return p.Spec.NodeName, time.Now()
+				return p.Spec.NodeName, time.Now(), true
 			}
 		}
 		w.Stop() // the watch ended (server timeout): list and watch again
 	}
-	t.Fatalf("%s not bound within %v", name, timeout)
-	return "", time.Time{}
+	return "", time.Time{}, false
+}
+
+// triedBeforeNodeLeftCache reports, from kube-scheduler's log, upstream's
+// race on a node's deletion: deleteNodeFromCache (eventhandlers.go) moves
+// the unschedulable pods before it removes the node from the cache, and
+// with SchedulerPopFromBackoffQ a woken pod can be popped at once, tried
+// against a snapshot that still holds the node, and fail as before, with
+// no event left to wake it until the 5-minute flush. The log shows it as
+// a failed attempt of the pod after its first one, logged before the
+// node's "Removed node from NodeTree". kubesched removes the node first
+// (internal/scheduler/eventhandlers.go, OnNodeDelete).
+func triedBeforeNodeLeftCache(log, pod, node string) bool {
+	attempts := 0
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(line, `"Unable to schedule pod; no fit; waiting" pod="`+pod+`"`):
+			attempts++
+		case strings.Contains(line, `"Removed node from NodeTree" node="`+node+`"`):
+			return attempts >= 2
+		}
+	}
+	return false
 }
 
 // eventSummary lists the events of a reason about a pod as "count x note",

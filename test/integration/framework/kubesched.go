@@ -129,6 +129,15 @@ func startSchedulerEnv(t testing.TB, cp *ControlPlane, binary string, env []stri
 	return s
 }
 
+// readLog returns a log file's text, or the error reading it.
+func readLog(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
 func tail(path string, lines int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -30,6 +30,8 @@ type Running interface {
 	Metrics() (string, error)
 	// Log returns the tail of its log.
 	Log() string
+	// WholeLog returns its log so far.
+	WholeLog() string
 }
 
 // StartImplementation starts impl against cp with the default profile
@@ -89,6 +91,9 @@ func (s *Scheduler) Metrics() (string, error) {
 
 // Log implements Running.
 func (s *Scheduler) Log() string { return tail(s.LogPath, 80) }
+
+// WholeLog implements Running.
+func (s *Scheduler) WholeLog() string { return readLog(s.LogPath) }
 
 // KubeScheduler is upstream's kube-scheduler v1.37 process.
 type KubeScheduler struct {
@@ -191,6 +196,9 @@ func (k *KubeScheduler) Metrics() (string, error) {
 
 // Log implements Running.
 func (k *KubeScheduler) Log() string { return tail(k.logPath, 80) }
+
+// WholeLog implements Running.
+func (k *KubeScheduler) WholeLog() string { return readLog(k.logPath) }
 
 // MetricSum adds up the samples of a metric whose labels contain every
 // given name="value" pair, from Prometheus text.

@@ -1,0 +1,29 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTriedBeforeNodeLeftCache(t *testing.T) {
+	failed := `I1206 05:09:06.168015 1 schedule_one.go:1194] "Unable to schedule pod; no fit; waiting" pod="default/web-new" err="0/3 nodes are available"`
+	removed := `I1206 05:09:09.278020 1 node_tree.go:79] "Removed node from NodeTree" node="node-c" zone=":\x00:zone-c"`
+	other := `I1206 05:09:06.168015 1 schedule_one.go:1194] "Unable to schedule pod; no fit; waiting" pod="default/other" err="0/3 nodes are available"`
+	for _, tc := range []struct {
+		name string
+		log  []string
+		want bool
+	}{
+		{"a second failed attempt logged before the node left the cache is the race", []string{failed, failed, removed}, true},
+		{"one failed attempt before the removal is the pod waiting for the event, not the race", []string{failed, removed}, false},
+		{"an attempt after the removal is not the race", []string{failed, removed, failed}, false},
+		{"another pod's attempts do not count", []string{failed, other, removed}, false},
+		{"a log without the removal is not the race", []string{failed, failed}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := triedBeforeNodeLeftCache(strings.Join(tc.log, "\n"), "default/web-new", "node-c"); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
