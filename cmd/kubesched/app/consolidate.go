@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	v1 "k8s.io/api/core/v1"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
@@ -84,9 +85,7 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 					saving = "saving an unknown cost (none of them has a " + questions.HourlyCostAnnotation + " annotation)"
 				}
 				fmt.Fprintf(s.out, "Remove %d node(s), in this order, %s; every pod still runs (checked by simulation):\n\n", len(res.Remove), saving)
-				for _, n := range res.Remove {
-					fmt.Fprintf(s.out, "  %s\n", n)
-				}
+				writeRemoved(s, res.Remove, q.cluster, priced, shown)
 			}
 			if len(res.Keep) > 0 {
 				fmt.Fprintf(s.out, "\nKeep %d node(s):\n\n", len(res.Keep))
@@ -98,7 +97,7 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 	fss := &cliflag.NamedFlagSets{}
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json")
-	fss.FlagSet("input and output").StringVar(&show, "show", "", "What the table of kept nodes lists (-o table): summary (one row per reason, with how many nodes it keeps and one of them) or all (every node). Default: all up to 50 kept nodes, summary past them.")
+	fss.FlagSet("input and output").StringVar(&show, "show", "", "What the table lists (-o table): summary (the nodes removed counted by instance type and zone, with the first 20 in order; the nodes kept, one row per reason with how many nodes it keeps and one of them) or all (every node). Default: all up to 50 nodes removed or kept, summary past them.")
 	fss.FlagSet("input and output").IntVar(&maxDrains, "max-drains", 1000, "Simulate at most this many drains; the nodes left are kept untried. 0: no limit.")
 	addFlagSets(cmd, fss)
 	return cmd
@@ -139,6 +138,78 @@ func writeKept(s streams, keep []questions.KeptNode, show report.ExplainShow) {
 	}
 	tw.Flush()
 	fmt.Fprintln(s.out, "\n(--show all lists every node kept; -o json holds them all)")
+}
+
+// removedListed is how many of the nodes to remove the folded table
+// names in order.
+const removedListed = 20
+
+// writeRemoved prints the nodes to remove: each in order, or, past
+// report.ExplainListAll of them (or with --show summary), how many of
+// each instance type and zone with their saving, then the first
+// removedListed in order.
+func writeRemoved(s streams, remove []string, c *simcluster.Cluster, priced map[string]bool, show report.ExplainShow) {
+	if show == report.ExplainShowAll || (show == report.ExplainShowAuto && len(remove) <= report.ExplainListAll) {
+		for _, n := range remove {
+			fmt.Fprintf(s.out, "  %s\n", n)
+		}
+		return
+	}
+	nodes := make(map[string]*v1.Node, len(c.Nodes))
+	for _, n := range c.Nodes {
+		nodes[n.Name] = n
+	}
+	type group struct {
+		instanceType, zone string
+		nodes              int
+		saving             float64
+	}
+	var groups []*group
+	byKey := map[[2]string]*group{}
+	anyPriced := false
+	for _, name := range remove {
+		key := [2]string{"-", "-"}
+		var cost float64
+		if n := nodes[name]; n != nil {
+			if v := n.Labels[v1.LabelInstanceTypeStable]; v != "" {
+				key[0] = v
+			}
+			if v := n.Labels[v1.LabelTopologyZone]; v != "" {
+				key[1] = v
+			}
+			cost = questions.NodeHourlyCost(n)
+		}
+		anyPriced = anyPriced || priced[name]
+		g := byKey[key]
+		if g == nil {
+			g = &group{instanceType: key[0], zone: key[1]}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.nodes++
+		g.saving += cost
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].nodes > groups[j].nodes })
+	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+	header := "  NODES\tINSTANCE TYPE\tZONE"
+	if anyPriced {
+		header += "\tSAVING PER HOUR"
+	}
+	fmt.Fprintln(tw, header)
+	for _, g := range groups {
+		row := fmt.Sprintf("  %d\t%s\t%s", g.nodes, g.instanceType, g.zone)
+		if anyPriced {
+			row += fmt.Sprintf("\t%g", questions.RoundCents(g.saving))
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+	listed := min(len(remove), removedListed)
+	fmt.Fprintf(s.out, "\nThe first %d, in order:\n\n", listed)
+	for _, n := range remove[:listed] {
+		fmt.Fprintf(s.out, "  %s\n", n)
+	}
+	fmt.Fprintf(s.out, "  ... and %d more (--show all lists every node in order; -o json holds them all)\n", len(remove)-listed)
 }
 
 // pricedNodes are the nodes with a price annotation.

@@ -41,6 +41,19 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 		}
 		return writeObjects(t, fmt.Sprintf("empty-%v.yaml", priced), nodes...)
 	}
+	// 60 empty nodes: 40 of one type in zone-a, 20 dearer ones in zone-b.
+	var spare []runtime.Object
+	for i := range 60 {
+		typ, zone, price := "m6i.large", "zone-a", "0.1"
+		if i >= 40 {
+			typ, zone, price = "c6i.large", "zone-b", "0.2"
+		}
+		n := st.MakeNode().Name(fmt.Sprintf("spare-%02d", i)).Label(v1.LabelInstanceTypeStable, typ).Label(v1.LabelTopologyZone, zone).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi"}).Obj()
+		n.Annotations = map[string]string{"simulation.kubesched.io/hourly-cost": price}
+		spare = append(spare, n)
+	}
+	spares := writeObjects(t, "spares.yaml", spare...)
 	pod := writeObjects(t, "pod.yaml", st.MakePod().Name("web").Req(cpu("2")).Obj())
 	var pending []runtime.Object
 	for i := range 120 {
@@ -95,6 +108,20 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 			name: "consolidate of a priced node gives its saving",
 			args: []string{"consolidate", "-f", empty(true)},
 			want: []string{"Remove 2 node(s), in this order, saving 0.5 per hour"},
+		},
+		{
+			name: "consolidate removing 60 nodes counts them by instance type and zone and names the first 20 in order",
+			args: []string{"consolidate", "-f", spares},
+			want: []string{"Remove 60 node(s), in this order, saving 8 per hour",
+				"  NODES  INSTANCE TYPE  ZONE    SAVING PER HOUR\n  40     m6i.large      zone-a  4\n  20     c6i.large      zone-b  4\n",
+				"The first 20, in order:\n\n  spare-40\n  spare-41\n", "  spare-59\n  ... and 40 more (--show all lists every node in order"},
+			notWant: []string{"spare-00"},
+		},
+		{
+			name:    "consolidate --show all lists every node removed in order",
+			args:    []string{"consolidate", "-f", spares, "--show", "all"},
+			want:    []string{"  spare-59\n  spare-00\n", "  spare-39\n"},
+			notWant: []string{"INSTANCE TYPE", "more (--show all"},
 		},
 		{
 			name: "a comparison moving 120 pods across 60 nodes counts the moves by workload and lists the nodes that differ most",

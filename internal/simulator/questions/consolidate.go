@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,7 +94,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	}
 	var candidates []candidate
 	for _, n := range settled.Nodes {
-		price[n.Name], _ = strconv.ParseFloat(strings.TrimSpace(n.Annotations[HourlyCostAnnotation]), 64)
+		price[n.Name] = NodeHourlyCost(n)
 		if pod, reason := blockedByRules(podsOn[n.Name]); pod != nil {
 			res.Keep = append(res.Keep, KeptNode{Node: n.Name, Pod: cluster.PodKey(pod), Reason: reason})
 			continue

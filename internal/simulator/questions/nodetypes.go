@@ -472,3 +472,14 @@ func OfWorkload(kind, ns, name string) func(*simulator.World, *v1.Pod) bool {
 // roundCents rounds a price to a hundredth of a cent, so that sums of
 // decimal prices print as the decimals they are.
 func roundCents(x float64) float64 { return math.Round(x*10000) / 10000 }
+
+// RoundCents rounds a cost as the answers do (to 1/10000).
+func RoundCents(x float64) float64 { return roundCents(x) }
+
+// NodeHourlyCost is an existing node's price per hour, from its
+// HourlyCostAnnotation: 0 when absent or not a number (consolidate's
+// saving).
+func NodeHourlyCost(n *v1.Node) float64 {
+	cost, _ := strconv.ParseFloat(strings.TrimSpace(n.Annotations[HourlyCostAnnotation]), 64)
+	return cost
+}
