@@ -21,7 +21,7 @@ func main() {
 	flag.IntVar(&o.Pods, "pods", 300, "number of pods")
 	flag.Float64Var(&o.RunningFraction, "running", 0.4, "fraction of pods already running on a node")
 	flag.Int64Var(&o.Seed, "seed", 7, "random seed")
-	flag.BoolVar(&o.Owned, "owned", false, "give every pod a ReplicaSet controller (for consolidate: a pod without one keeps its node)")
+	flag.BoolVar(&o.Owned, "owned", false, "give every pod a ReplicaSet controller, one per app (for consolidate: a pod without one keeps its node)")
 	flag.StringVar(&o.Workload, "workload", "", `pods: "" (a mix of apps), "anti-affinity", "spread" or "service"`)
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `usage: go run ./hack/gencluster [flags] > cluster.yaml

@@ -7,6 +7,7 @@ package clustergen
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand"
 	"strings"
 
@@ -34,9 +35,10 @@ type Options struct {
 	// "service" (20 deployments behind Services, no constraints: the
 	// system default spreading applies).
 	Workload string
-	// Owned gives every pod a controller: a ReplicaSet named after the
-	// pod's name without its last part (not in the output: it stands for
-	// a controller the cluster runs), so that a drain may evict it.
+	// Owned gives every pod a controller, so that a drain may evict it:
+	// one ReplicaSet per app and namespace (not in the output: it stands
+	// for a controller the cluster runs), whose name the pods' names
+	// start with.
 	Owned bool
 }
 
@@ -309,20 +311,52 @@ func placeRunning(p *v1.Pod, nodes []*v1.Node, used []v1.ResourceList, r *rand.R
 	}
 }
 
-// own gives each pod of objs a ReplicaSet controller (after the random
-// draws, so that the rest of the output is as without it).
+// own gives each pod of objs a ReplicaSet controller, one per app and
+// namespace as a Deployment's current ReplicaSet would be: named after the
+// app and a hash of it (its pod-template-hash), each pod named after its
+// ReplicaSet and the last part of its drawn name, as the ReplicaSet
+// controller names them. It runs after the random draws, so that the rest
+// of the output is as without it.
 func own(objs []runtime.Object) {
 	yes := true
+	taken := map[string]bool{}
 	for _, o := range objs {
 		p, ok := o.(*v1.Pod)
 		if !ok {
 			continue
 		}
-		rs := p.Name
-		if i := strings.LastIndex(rs, "-"); i > 0 {
-			rs = rs[:i]
+		app := p.Labels["app"]
+		hash := hashed(p.Namespace+"/"+app, 10)
+		rs := app + "-" + hash
+		last := p.Name
+		if i := strings.LastIndex(last, "-"); i >= 0 {
+			last = last[i+1:]
 		}
+		name := rs + "-" + last
+		for try := 0; taken[p.Namespace+"/"+name]; try++ { // 5 drawn characters repeat at 150,000 pods
+			name = rs + "-" + hashed(fmt.Sprintf("%s/%d", p.Name, try), 5)
+		}
+		taken[p.Namespace+"/"+name] = true
+		p.Name = name
+		p.Labels["pod-template-hash"] = hash
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs,
 			UID: types.UID("replicaset-" + p.Namespace + "-" + rs), Controller: &yes}}
 	}
+}
+
+// hashed is n characters of the alphabet derived from s.
+func hashed(s string, n int) string {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	x := h.Sum64()
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[x%uint64(len(alphabet))]
+		x /= uint64(len(alphabet))
+		if x == 0 {
+			h.Write([]byte{byte(i)})
+			x = h.Sum64()
+		}
+	}
+	return string(b)
 }
