@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
 	cliflag "k8s.io/component-base/cli/flag"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
@@ -59,9 +60,12 @@ cost and the pods they take, and the pods no type can ever run, with why.
 The search simulates the whole cluster at every step: the floor (every type
 added: what still pends runs nowhere), then bin packing by the scheduler
 (each round, every type searched for the fewest nodes that place all it can,
-from the previous round's count, the one placing most pods per unit of cost
-kept), then dropping nodes, the
-most expensive first, while nothing more pends. The cheapest the search
+from the previous round's count or, in the first, the count its pods'
+requests need; the one placing most pods per unit of cost kept; a type
+that placed nothing is tried again only when no other places more), then
+dropping nodes, the most expensive first, while nothing more pends. A type
+on which no pod to schedule could run (its taints, labels, or too small a
+size for every pod) is never added. The cheapest the search
 finds, not a proven optimum; with any one node of it removed, some pod does
 not schedule.
 
@@ -156,7 +160,8 @@ gives no answer: capacity says so and exits non-zero.`,
 					}
 					target = questions.OfWorkload(wl.Kind, wl.Namespace, wl.Name)
 				}
-				return capacityNodeTypes(cmd.Context(), s, nodeTypes, load, newWorld, progress, maxNodes, opts.Output, target)
+				return capacityNodeTypes(cmd.Context(), s, nodeTypes, load, newWorld, progress, maxNodes, opts.Output,
+					questions.NodeTypesOptions{Target: target, ResourcesIgnored: resourcesIgnored(cc.ComponentConfig)})
 			}
 			if headroom {
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
@@ -239,6 +244,27 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	return nil
 }
 
+// resourcesIgnored: some profile's NodeResourcesFit ignores resources
+// (ignoredResources, ignoredResourceGroups), or an extender's managed
+// resource is ignoredByScheduler.
+func resourcesIgnored(cfg *configv1.KubeSchedulerConfiguration) bool {
+	for _, e := range cfg.Extenders {
+		for _, r := range e.ManagedResources {
+			if r.IgnoredByScheduler {
+				return true
+			}
+		}
+	}
+	for _, p := range cfg.Profiles {
+		for _, pc := range p.PluginConfig {
+			if a, ok := pc.Args.Object.(*configv1.NodeResourcesFitArgs); ok && (len(a.IgnoredResources) > 0 || len(a.IgnoredResourceGroups) > 0) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // workloadOfFile is the one workload cluster read from file.
 func workloadOfFile(cluster *simcluster.Cluster, file string) (simcluster.Workload, error) {
 	var fromFile []simcluster.Workload
@@ -254,7 +280,7 @@ func workloadOfFile(cluster *simcluster.Cluster, file string) (simcluster.Worklo
 }
 
 // capacityNodeTypes answers capacity --node-types.
-func capacityNodeTypes(ctx context.Context, s streams, file string, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, maxNodes int, output string, target func(*simulator.World, *v1.Pod) bool) error {
+func capacityNodeTypes(ctx context.Context, s streams, file string, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, maxNodes int, output string, nopts questions.NodeTypesOptions) error {
 	tc, err := loading.LoadFrom([]string{file}, s.in)
 	if err != nil {
 		return fmt.Errorf("--node-types: %w", err)
@@ -264,7 +290,7 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		return fmt.Errorf("--node-types: %w", err)
 	}
 	stop := progressLine(s, progress.line)
-	res, err := questions.CheapestNodes(ctx, load, newWorld, types, target)
+	res, err := questions.CheapestNodes(ctx, load, newWorld, types, nopts)
 	stop()
 	if err != nil {
 		return err
@@ -273,7 +299,7 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		return writeJSON(s, res)
 	}
 	switch {
-	case len(res.Add) == 0 && len(res.Pending) == 0 && target != nil:
+	case len(res.Add) == 0 && len(res.Pending) == 0 && nopts.Target != nil:
 		fmt.Fprintln(s.out, "No pod of the workload is pending: no node needs to be added.")
 	case len(res.Add) == 0 && len(res.Pending) == 0:
 		fmt.Fprintln(s.out, "Nothing is pending: no node needs to be added.")

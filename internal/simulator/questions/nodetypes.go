@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -135,6 +136,11 @@ type nodeTypeWorld struct {
 	// placed counts, per candidate, the pods (DaemonSet pods aside) bound
 	// to its new nodes.
 	placed []int
+	// placedAll and placedRequests are, per candidate, all the pods bound
+	// to its new nodes and the sums of their requests in milli-units (for
+	// nodesHint).
+	placedAll      []int
+	placedRequests []map[v1.ResourceName]int64
 }
 
 // nodeTypeSearch runs the simulations of a search.
@@ -148,6 +154,10 @@ type nodeTypeSearch struct {
 	// workers is how many simulations run at once (the types of a round
 	// are tried side by side).
 	workers int
+
+	// floor is how many pods stay pending with every type at its limit:
+	// no counts leave fewer.
+	floor int
 
 	// memo holds the simulations done, by counts: a round's chosen counts
 	// were one of its tries, and dropping asks again for counts it has
@@ -206,18 +216,40 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 		return nil, err
 	}
 	pods := w.PodResults()
-	out := &nodeTypeWorld{pending: unplaced(w, pods, s.target), placed: make([]int, len(counts))}
+	out := &nodeTypeWorld{pending: unplaced(w, pods, s.target), placed: make([]int, len(counts)),
+		placedAll: make([]int, len(counts)), placedRequests: make([]map[v1.ResourceName]int64, len(counts))}
 	for _, p := range pods {
 		i, ok := owner[p.Node]
 		if !ok || p.Status != report.StatusScheduled {
 			continue
 		}
-		if pod, ok := w.Store.GetPod(p.Namespace, p.Name); ok && (cluster.IsDaemonSetPod(pod) || (s.target != nil && !s.target(w, pod))) {
+		pod, ok := w.Store.GetPod(p.Namespace, p.Name)
+		if ok {
+			out.placedAll[i]++
+			if out.placedRequests[i] == nil {
+				out.placedRequests[i] = map[v1.ResourceName]int64{}
+			}
+			for name, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
+				out.placedRequests[i][name] += q.MilliValue()
+			}
+		}
+		if ok && (cluster.IsDaemonSetPod(pod) || (s.target != nil && !s.target(w, pod))) {
 			continue
 		}
 		out.placed[i]++
 	}
 	return out, s.ctx.Err()
+}
+
+// NodeTypesOptions shape CheapestNodes' search.
+type NodeTypesOptions struct {
+	// Target says which pending pods count (nil: all).
+	Target func(*simulator.World, *v1.Pod) bool
+	// ResourcesIgnored: the configuration has NodeResourcesFit ignore
+	// some resources (its ignoredResources or ignoredResourceGroups, or an
+	// extender's managed resource ignoredByScheduler): a node type without
+	// an extended resource a pod requests may still run it.
+	ResourcesIgnored bool
 }
 
 // CheapestNodes answers capacity --node-types: a cheap set of new nodes
@@ -232,14 +264,20 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 //  2. Bin packing by the scheduler, type by type: each round tries every
 //     type alone on top of what was chosen, searching for the fewest nodes
 //     of it that place all it can place (from the count the previous round
-//     found for it), and keeps the type that places the most pods per unit
-//     of cost. The types' tries run side by side, one per core (each
-//     simulation holds a whole cluster), and no counts are simulated twice.
+//     found for it, or in the first round the count its pods' requests
+//     need), and keeps the type that places the most pods per unit of
+//     cost. A type that placed nothing in a round is left out of the next
+//     while another places more. The types' tries run side by side, one per
+//     core (each simulation holds a whole cluster), and no counts are
+//     simulated twice.
+//
+// A type no pod to schedule could run on (usableTypes) is left out of
+// every step.
 //  3. Dropping: one node at a time, the most expensive first, each removal
 //     kept when nothing more is left pending, until no node can go: with
 //     any one node of the answer removed, some pod does not schedule.
-func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, target func(*simulator.World, *v1.Pod) bool) (*NodeTypesResult, error) {
-	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: target, workers: runtime.GOMAXPROCS(0), memo: map[string]*nodeTypeWorld{}}
+func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, opts NodeTypesOptions) (*NodeTypesResult, error) {
+	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: opts.Target, workers: runtime.GOMAXPROCS(0), memo: map[string]*nodeTypeWorld{}}
 	none := make([]int, len(types))
 	before, err := s.eval(none)
 	if err != nil {
@@ -249,7 +287,17 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	if len(before.pending) == 0 {
 		return res, nil
 	}
-	limitOf := func(i int) int { return min(types[i].Limit, len(before.pending)) }
+	c, err := load()
+	if err != nil {
+		return nil, err
+	}
+	usable := usableTypes(c, types, opts.ResourcesIgnored)
+	limitOf := func(i int) int {
+		if !usable[i] {
+			return 0
+		}
+		return min(types[i].Limit, len(before.pending))
+	}
 	all := make([]int, len(types))
 	for i := range types {
 		all[i] = limitOf(i)
@@ -258,31 +306,27 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	if err != nil {
 		return nil, err
 	}
-	floor := len(floorWorld.pending)
+	s.floor = len(floorWorld.pending)
 	counts := make([]int, len(types))
 	cur := before
 	var tries []typeTry // the last round's: where this round's searches start
-	for len(cur.pending) > floor {
+	for len(cur.pending) > s.floor {
 		// Each type is tried alone on top of counts; the tries are
 		// independent simulations, run side by side, and compared in the
 		// types' order (the answer does not depend on which ends first).
-		if tries, err = s.tryEach(counts, len(cur.pending), limitOf, tries); err != nil {
+		// A type that placed nothing more in the last round is left out
+		// while another places more; when none does, every type is tried
+		// again before the search ends.
+		skip := func(i int) bool { return tries != nil && tries[i].gain <= 0 }
+		if tries, err = s.tryEach(counts, len(cur.pending), limitOf, tries, skip); err != nil {
 			return nil, err
 		}
-		best, bestK := -1, 0
-		var bestRate float64
-		for i, t := range types {
-			tr := tries[i]
-			if tr.gain <= 0 {
-				continue
+		best, bestK := bestTry(types, tries)
+		if best < 0 && slices.ContainsFunc(tries, func(t typeTry) bool { return t.skipped }) {
+			if tries, err = s.tryEach(counts, len(cur.pending), limitOf, tries, func(i int) bool { return !tries[i].skipped }); err != nil {
+				return nil, err
 			}
-			rate := math.Inf(1)
-			if cost := float64(tr.nodes) * t.Cost; cost > 0 {
-				rate = float64(tr.gain) / cost
-			}
-			if best < 0 || rate > bestRate || (rate == bestRate && tr.nodes < bestK) {
-				best, bestK, bestRate = i, tr.nodes, rate
-			}
+			best, bestK = bestTry(types, tries)
 		}
 		if best < 0 {
 			break // no type places any more pods
@@ -335,14 +379,47 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 
 // typeTry is what adding nodes of one type alone does: gain is how many
 // fewer pods it leaves pending with as many as it may add, nodes the
-// fewest of it that leave as few.
-type typeTry struct{ gain, nodes int }
+// fewest of it that leave as few; skipped, that the round did not try it
+// (gain and nodes are the round's before).
+type typeTry struct {
+	gain, nodes int
+	skipped     bool
+}
+
+// bestTry is the type whose try places the most pods per unit of cost
+// (on a tie, the fewest nodes; then the first), and its nodes; -1 when no
+// try places any.
+func bestTry(types []NodeType, tries []typeTry) (best, nodes int) {
+	best = -1
+	var bestRate float64
+	for i, t := range types {
+		tr := tries[i]
+		if tr.gain <= 0 || tr.skipped {
+			continue
+		}
+		rate := math.Inf(1)
+		if cost := float64(tr.nodes) * t.Cost; cost > 0 {
+			rate = float64(tr.gain) / cost
+		}
+		if best < 0 || rate > bestRate || (rate == bestRate && tr.nodes < nodes) {
+			best, nodes, bestRate = i, tr.nodes, rate
+		}
+	}
+	return best, nodes
+}
 
 // tryEach tries every type with room alone on top of counts, s.workers
-// at a time; pending is how many pods counts leaves pending, and last the
+// at a time, but those skip names (whose last try it keeps, marked
+// skipped); pending is how many pods counts leaves pending, and last the
 // previous round's tries (nil in the first).
-func (s *nodeTypeSearch) tryEach(counts []int, pending int, limitOf func(int) int, last []typeTry) ([]typeTry, error) {
+func (s *nodeTypeSearch) tryEach(counts []int, pending int, limitOf func(int) int, last []typeTry, skip func(int) bool) ([]typeTry, error) {
 	out := make([]typeTry, len(s.types))
+	for i := range out {
+		if skip(i) {
+			out[i] = last[i]
+			out[i].skipped = true
+		}
+	}
 	errs := make([]error, len(s.types))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -366,7 +443,9 @@ func (s *nodeTypeSearch) tryEach(counts []int, pending int, limitOf func(int) in
 		if failed.Load() {
 			break // a simulation failed: start no more
 		}
-		next <- i
+		if !out[i].skipped {
+			next <- i
+		}
 	}
 	close(next)
 	wg.Wait()
@@ -393,13 +472,31 @@ func (s *nodeTypeSearch) tryType(counts []int, i, room, pending, hint int) (type
 		c[i] += k
 		return s.eval(c)
 	}
-	most, err := try(room)
-	if err != nil {
-		return typeTry{}, err
+	// Where the last round found an answer, a few more nodes than it most
+	// often leave as few pods pending as the floor: no count can leave
+	// fewer, so the search needs no simulation of room nodes.
+	var most *nodeTypeWorld
+	if k := hint + hint/8 + 1; hint > 0 && k < room {
+		w, err := try(k)
+		if err != nil {
+			return typeTry{}, err
+		}
+		if len(w.pending) <= s.floor {
+			most, room = w, k
+		}
+	}
+	if most == nil {
+		var err error
+		if most, err = try(room); err != nil {
+			return typeTry{}, err
+		}
 	}
 	gain := pending - len(most.pending)
 	if gain <= 0 {
 		return typeTry{}, nil
+	}
+	if hint == 0 {
+		hint = nodesHint(most, i, s.types[i])
 	}
 	nodes, err := fewestFitting(room, hint, func(k int) (bool, error) {
 		w, err := try(k)
