@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -123,10 +124,11 @@ func writeKept(s streams, keep []questions.KeptNode, show report.ExplainShow) {
 	var groups []*group
 	byReason := map[string]*group{}
 	for _, k := range keep {
-		g := byReason[k.Reason]
+		key := withoutNumbers(k.Reason)
+		g := byReason[key]
 		if g == nil {
 			g = &group{example: k}
-			byReason[k.Reason] = g
+			byReason[key] = g
 			groups = append(groups, g)
 		}
 		g.nodes++
@@ -137,7 +139,28 @@ func writeKept(s streams, keep []questions.KeptNode, show report.ExplainShow) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", g.nodes, g.example.Node, g.example.Pod, g.example.Reason)
 	}
 	tw.Flush()
-	fmt.Fprintln(s.out, "\n(--show all lists every node kept; -o json holds them all)")
+	fmt.Fprintln(s.out, "\n(reasons that differ only in their numbers share a row; --show all lists every node kept; -o json holds them all)")
+}
+
+// withoutNumbers is s with each run of digits replaced by "#": the
+// reasons a failed drain gives count the nodes left ("0/1910 nodes are
+// available: 163 Insufficient nvidia.com/gpu, ..."), which differ from
+// drain to drain for the same cause.
+func withoutNumbers(s string) string {
+	var b strings.Builder
+	digits := false
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // removedListed is how many of the nodes to remove the folded table
@@ -209,7 +232,9 @@ func writeRemoved(s streams, remove []string, c *simcluster.Cluster, priced map[
 	for _, n := range remove[:listed] {
 		fmt.Fprintf(s.out, "  %s\n", n)
 	}
-	fmt.Fprintf(s.out, "  ... and %d more (--show all lists every node in order; -o json holds them all)\n", len(remove)-listed)
+	if more := len(remove) - listed; more > 0 {
+		fmt.Fprintf(s.out, "  ... and %d more (--show all lists every node in order; -o json holds them all)\n", more)
+	}
 }
 
 // pricedNodes are the nodes with a price annotation.

@@ -90,7 +90,7 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 		{
 			name:    "consolidate keeping 60 nodes for one reason gives it one row",
 			args:    []string{"consolidate", "-f", bare},
-			want:    []string{"Keep 60 node(s):", "NODES  FOR EXAMPLE  POD              REASON\n60     node-00      default/bare-00  ", "(--show all lists every node kept"},
+			want:    []string{"Keep 60 node(s):", "NODES  FOR EXAMPLE  POD              REASON\n60     node-00      default/bare-00  ", "share a row; --show all lists every node kept"},
 			notWant: []string{"node-01"},
 		},
 		{
