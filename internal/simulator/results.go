@@ -94,41 +94,7 @@ func (w *World) podResults(r *report.Report) {
 	for _, p := range w.Pending {
 		k := p.Namespace + "/" + p.Name
 		pending[k] = true
-		cur, ok := w.Store.GetPod(p.Namespace, p.Name)
-		res := report.PodResult{Namespace: p.Namespace, Name: p.Name}
-		ev, evicted := w.Store.Evicted[k]
-		g, isGone := w.book.gone[k]
-		switch {
-		case !ok && isGone:
-			res.Node, res.Status, res.Message = g.Node, g.Status, g.Message
-			w.countGone(r, g)
-		case !ok && evicted:
-			res.Node, res.Status, res.Message = ev.Node, report.StatusPreempted, "preempted by "+ev.Preemptor
-			r.Summary.Preempted++
-		case !ok:
-			res.Status, res.Message = report.StatusUnschedulable, "deleted"
-		case cur.Spec.NodeName != "":
-			res.Node, res.Status = cur.Spec.NodeName, report.StatusScheduled
-			res.Devices = w.podDevices(cur)
-			r.Summary.Scheduled++
-		default:
-			res.Status = report.StatusUnschedulable
-			res.Group = w.PodGroup(cur)
-			r.Summary.Unschedulable++
-			for _, c := range cur.Status.Conditions {
-				if c.Type == v1.PodScheduled {
-					res.Message = c.Message
-				}
-			}
-			if res.Message == "" && len(cur.Spec.SchedulingGates) > 0 {
-				gates := make([]string, 0, len(cur.Spec.SchedulingGates))
-				for _, g := range cur.Spec.SchedulingGates {
-					gates = append(gates, g.Name)
-				}
-				res.Message = fmt.Sprintf("waiting for scheduling gates: %v", gates)
-			}
-		}
-		r.Pods = append(r.Pods, res)
+		r.Pods = append(r.Pods, w.podResult(r, p, k))
 	}
 	// StatefulSet pods never created: the pod before them never ran.
 	for _, o := range w.book.ordered {
@@ -148,15 +114,84 @@ func (w *World) podResults(r *report.Report) {
 		r.Pods = append(r.Pods, report.PodResult{Namespace: ns, Name: name, Node: g.Node, Status: g.Status, Message: g.Message})
 		w.countGone(r, g)
 	}
+	w.evictedResults(r, pending)
+	sortPodResults(r.Pods)
+}
+
+// PodResultsFor is PodResults for the given pods of w.Pending and the
+// evicted pods only, in the same order: all that a change touching only
+// those pods can have changed (consolidate's drains: the copies of a
+// node's pods, the pods created meanwhile, and whatever they preempted).
+func (w *World) PodResultsFor(pods []*v1.Pod) []report.PodResult {
+	var r report.Report
+	listed := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		k := p.Namespace + "/" + p.Name
+		if listed[k] {
+			continue
+		}
+		listed[k] = true
+		r.Pods = append(r.Pods, w.podResult(&r, p, k))
+	}
+	w.evictedResults(&r, listed)
+	sortPodResults(r.Pods)
+	return r.Pods
+}
+
+// podResult is the result of p, a pod of w.Pending whose key is k, counted
+// in r's summary.
+func (w *World) podResult(r *report.Report, p *v1.Pod, k string) report.PodResult {
+	cur, ok := w.Store.GetPod(p.Namespace, p.Name)
+	res := report.PodResult{Namespace: p.Namespace, Name: p.Name}
+	ev, evicted := w.Store.Evicted[k]
+	g, isGone := w.book.gone[k]
+	switch {
+	case !ok && isGone:
+		res.Node, res.Status, res.Message = g.Node, g.Status, g.Message
+		w.countGone(r, g)
+	case !ok && evicted:
+		res.Node, res.Status, res.Message = ev.Node, report.StatusPreempted, "preempted by "+ev.Preemptor
+		r.Summary.Preempted++
+	case !ok:
+		res.Status, res.Message = report.StatusUnschedulable, "deleted"
+	case cur.Spec.NodeName != "":
+		res.Node, res.Status = cur.Spec.NodeName, report.StatusScheduled
+		res.Devices = w.podDevices(cur)
+		r.Summary.Scheduled++
+	default:
+		res.Status = report.StatusUnschedulable
+		res.Group = w.PodGroup(cur)
+		r.Summary.Unschedulable++
+		for _, c := range cur.Status.Conditions {
+			if c.Type == v1.PodScheduled {
+				res.Message = c.Message
+			}
+		}
+		if res.Message == "" && len(cur.Spec.SchedulingGates) > 0 {
+			gates := make([]string, 0, len(cur.Spec.SchedulingGates))
+			for _, g := range cur.Spec.SchedulingGates {
+				gates = append(gates, g.Name)
+			}
+			res.Message = fmt.Sprintf("waiting for scheduling gates: %v", gates)
+		}
+	}
+	return res
+}
+
+// evictedResults adds the evicted pods that are not gone and not listed.
+func (w *World) evictedResults(r *report.Report, listed map[string]bool) {
 	for k, ev := range w.Store.Evicted {
-		if _, isGone := w.book.gone[k]; pending[k] || isGone {
+		if _, isGone := w.book.gone[k]; listed[k] || isGone {
 			continue
 		}
 		ns, name, _ := strings.Cut(k, "/")
 		r.Pods = append(r.Pods, report.PodResult{Namespace: ns, Name: name, Node: ev.Node, Status: report.StatusPreempted, Message: "preempted by " + ev.Preemptor})
 		r.Summary.Preempted++
 	}
-	slices.SortFunc(r.Pods, func(a, b report.PodResult) int {
+}
+
+func sortPodResults(pods []report.PodResult) {
+	slices.SortFunc(pods, func(a, b report.PodResult) int {
 		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
 			return c
 		}

@@ -88,7 +88,7 @@ func (d *drainer) pods() []*v1.Pod {
 // preempted); the drain is then undone.
 func (d *drainer) drain(node string) (pod, reason string, err error) {
 	nodes, on := d.nodes, d.podsOn[node]
-	removals, evictions := d.w.Store.Removals(), len(d.w.Store.Evicted)
+	removals, evictions, listed := d.w.Store.Removals(), len(d.w.Store.Evicted), len(d.w.Pending)
 	d.w.Store.StartJournal()
 	if err := d.w.Store.DeleteNode(node); err != nil {
 		return "", "", err
@@ -120,7 +120,11 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 	}
 	// Pods that left but the node's and the victims: pods that finished.
 	others := d.w.Store.Removals() - removals - uint64(len(on)) - uint64(len(d.w.Store.Evicted)-evictions)
-	if pod, reason := notAllRunning(d.w.PodResults(), d.basePending); pod != "" {
+	// Before the drain every pod ran (a drain that left one without its
+	// place was undone): only the copies, the pods created meanwhile and
+	// the pods they preempted can have changed.
+	touched := append(copies, d.w.Pending[listed:]...)
+	if pod, reason := notAllRunning(d.w.PodResultsFor(touched), d.basePending); pod != "" {
 		d.nodes = nodes
 		return pod, reason, d.undo(j, nodes, others > 0)
 	}
