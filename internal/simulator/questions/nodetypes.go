@@ -504,6 +504,15 @@ func (s *nodeTypeSearch) tryType(counts []int, i, room, pending, hint int) (type
 			return false, err
 		}
 		return len(w.pending) <= len(most.pending), nil
+	}, func(k int) int {
+		// k nodes leave some pods pending: as many more nodes as hold
+		// them at the pods per node placed on these.
+		w, err := try(k) // simulated already: the memo's
+		if err != nil || w.placed[i] == 0 {
+			return 0
+		}
+		short := len(w.pending) - len(most.pending)
+		return k + (short*k+w.placed[i]-1)/w.placed[i]
 	})
 	return typeTry{gain: gain, nodes: nodes}, err
 }
@@ -512,7 +521,16 @@ func (s *nodeTypeSearch) tryType(counts []int, i, room, pending, hint int) (type
 // fits(room) and not fits(0) being given, starting at hint when it is in
 // 1..room-1 (see tryType). When fits holds from one count on, k is that
 // count.
-func fewestFitting(room, hint int, fits func(int) (bool, error)) (int, error) {
+//
+// estimate, when not nil, guesses from a count that does not fit the
+// fewest that do (tryType: from the pods still pending and the pods per
+// node placed). After a count that does not fit, the next probe is the
+// guess, and when the guess fits, one less is tried next: a good guess
+// ends the search in two simulations. A guess that does not fit is
+// followed by a bisection step, and a bisection step follows every
+// confirmed guess, so that poor guesses cost a few bisections' worth of
+// simulations at most.
+func fewestFitting(room, hint int, fits func(int) (bool, error), estimate func(int) int) (int, error) {
 	lo, hi := 0, room // lo does not fit, hi does
 	// probe asks about k, lo < k < hi, and narrows the bracket.
 	probe := func(k int) (bool, error) {
@@ -526,33 +544,66 @@ func fewestFitting(room, hint int, fits func(int) (bool, error)) (int, error) {
 		}
 		return fit, err
 	}
+	const (
+		plain     = iota // bisect
+		guess            // lo just failed: probe the estimate
+		confirm          // the estimate fitted: probe one less
+		afterMiss        // an estimate failed: bisect once, then guess
+	)
+	mode := plain
 	if hint > 0 && hint < room {
 		ok, err := probe(hint)
 		if err != nil {
 			return 0, err
 		}
-		// Gallop away from the hint, 1, 2, 4, ... counts at a time, until
-		// the answer is bracketed.
-		for step := 1; hi-lo > 1; step *= 2 {
-			k := hi - step
-			if !ok {
-				k = lo + step
-			}
-			if k <= lo || k >= hi {
-				break
-			}
-			fit, err := probe(k)
-			if err != nil {
-				return 0, err
-			}
-			if fit != ok {
-				break
+		if !ok && estimate != nil {
+			mode = guess
+		} else {
+			// Gallop away from the hint, 1, 2, 4, ... counts at a time,
+			// until the answer is bracketed.
+			for step := 1; hi-lo > 1; step *= 2 {
+				k := hi - step
+				if !ok {
+					k = lo + step
+				}
+				if k <= lo || k >= hi {
+					break
+				}
+				fit, err := probe(k)
+				if err != nil {
+					return 0, err
+				}
+				if fit != ok {
+					break
+				}
 			}
 		}
 	}
 	for hi-lo > 1 {
-		if _, err := probe((lo + hi) / 2); err != nil {
+		k, next := (lo+hi)/2, plain
+		switch {
+		case mode == guess && estimate != nil && lo > 0:
+			if e := estimate(lo); e > lo {
+				k, next = min(e, hi-1), confirm
+			}
+		case mode == confirm:
+			k = hi - 1
+		case mode == afterMiss:
+			next = guess
+		}
+		fit, err := probe(k)
+		if err != nil {
 			return 0, err
+		}
+		switch {
+		case next == confirm && !fit:
+			mode = afterMiss
+		case next == confirm:
+			mode = confirm
+		case !fit && estimate != nil && (mode == plain || next == guess):
+			mode = guess
+		default:
+			mode = plain
 		}
 	}
 	return hi, nil

@@ -3,6 +3,7 @@ package questions
 import (
 	"errors"
 	"math/bits"
+	"math/rand"
 	"testing"
 )
 
@@ -39,7 +40,7 @@ func TestFewestFittingFindsTheThresholdFromAnyHint(t *testing.T) {
 					t.Errorf("asked about %d nodes, outside 1..%d (those are given)", k, tt.room-1)
 				}
 				return fits(k), nil
-			})
+			}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +60,7 @@ func TestFewestFittingAnswersACountThatFitsWhereOneLessDoesNot(t *testing.T) {
 	// count that fits with one less that does not.
 	fits := func(k int) bool { return k == 3 || k == 4 || k >= 10 }
 	for hint := 0; hint <= 20; hint++ {
-		got, err := fewestFitting(20, hint, func(k int) (bool, error) { return fits(k), nil })
+		got, err := fewestFitting(20, hint, func(k int) (bool, error) { return fits(k), nil }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,9 +78,83 @@ func TestFewestFittingReturnsTheSimulationsError(t *testing.T) {
 				return false, boom
 			}
 			return true, nil
-		})
+		}, func(k int) int { return k + 1 })
 		if !errors.Is(err, boom) {
 			t.Errorf("hint %d: error %v, want %v", hint, err, boom)
+		}
+	}
+}
+
+func TestFewestFittingWithAnEstimateFindsTheThresholdInFewSimulations(t *testing.T) {
+	bisection := bits.Len(uint(1000))
+	exact := func(th int) func(int) int { return func(int) int { return th } }
+	tests := []struct {
+		name      string
+		room      int
+		threshold int
+		hint      int
+		estimate  func(th int) func(int) int
+		maxCalls  int
+	}{
+		{name: "an exact guess after a hint below the threshold takes three simulations", room: 1000, threshold: 255, hint: 247, estimate: exact, maxCalls: 3},
+		{name: "without a hint an exact guess follows the bisection's first miss", room: 1000, threshold: 255, estimate: exact, maxCalls: 4},
+		{name: "a guess one short is followed by a bisection step and guessed again", room: 1000, threshold: 255, hint: 247,
+			estimate: func(th int) func(int) int { return func(int) int { return th - 1 } }, maxCalls: 2 * bisection},
+		{name: "guesses that creep up one count at a time cost a few bisections at most", room: 1000, threshold: 900, hint: 3,
+			estimate: func(int) func(int) int { return func(k int) int { return k + 1 } }, maxCalls: 3 * bisection},
+		{name: "guesses far past the threshold cost a few bisections at most", room: 1000, threshold: 40, hint: 5,
+			estimate: func(int) func(int) int { return func(int) int { return 5000 } }, maxCalls: 3 * bisection},
+		{name: "guesses below the count that failed are not followed", room: 1000, threshold: 700,
+			estimate: func(int) func(int) int { return func(int) int { return 0 } }, maxCalls: 2 * bisection},
+		{name: "a hint above the threshold gallops down as without an estimate", room: 1000, threshold: 255, hint: 256, estimate: exact, maxCalls: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fits := threshold(tt.threshold)
+			calls := 0
+			got, err := fewestFitting(tt.room, tt.hint, func(k int) (bool, error) {
+				calls++
+				if k <= 0 || k >= tt.room {
+					t.Errorf("asked about %d nodes, outside 1..%d (those are given)", k, tt.room-1)
+				}
+				return fits(k), nil
+			}, tt.estimate(tt.threshold))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.threshold {
+				t.Errorf("fewestFitting = %d, want %d", got, tt.threshold)
+			}
+			if calls > tt.maxCalls {
+				t.Errorf("%d simulations, want at most %d", calls, tt.maxCalls)
+			}
+		})
+	}
+}
+
+// Whatever the guesses, the answer is the one a bisection finds.
+func TestFewestFittingWithRandomEstimatesFindsTheThreshold(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	for range 2000 {
+		room := 2 + r.Intn(500)
+		th := 1 + r.Intn(room)
+		hint := r.Intn(room + 2)
+		calls := 0
+		got, err := fewestFitting(room, hint, func(k int) (bool, error) {
+			calls++
+			if k <= 0 || k >= room {
+				t.Fatalf("room %d: asked about %d nodes", room, k)
+			}
+			return k >= th, nil
+		}, func(k int) int { return k - 3 + r.Intn(2*room) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != th {
+			t.Fatalf("room %d, threshold %d, hint %d: fewestFitting = %d", room, th, hint, got)
+		}
+		if limit := 4*bits.Len(uint(room)) + 2; calls > limit {
+			t.Errorf("room %d, threshold %d, hint %d: %d simulations, more than %d", room, th, hint, calls, limit)
 		}
 	}
 }
