@@ -10,6 +10,31 @@ import (
 // threshold is a monotone fits: t nodes and more fit.
 func threshold(t int) func(int) bool { return func(k int) bool { return k >= t } }
 
+// checkFindsThreshold runs fewestFitting on the threshold's fits and
+// checks its answer and that it simulated at most maxCalls counts, each
+// in 1..room-1.
+func checkFindsThreshold(t *testing.T, room, th, hint, maxCalls int, estimate func(int) int) {
+	t.Helper()
+	fits := threshold(th)
+	calls := 0
+	got, err := fewestFitting(room, hint, func(k int) (bool, error) {
+		calls++
+		if k <= 0 || k >= room {
+			t.Errorf("asked about %d nodes, outside 1..%d (those are given)", k, room-1)
+		}
+		return fits(k), nil
+	}, estimate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != th {
+		t.Errorf("fewestFitting = %d, want %d", got, th)
+	}
+	if calls > maxCalls {
+		t.Errorf("%d simulations, want at most %d", calls, maxCalls)
+	}
+}
+
 func TestFewestFittingFindsTheThresholdFromAnyHint(t *testing.T) {
 	bisection := bits.Len(uint(288)) // simulations a bisection of 1..288 takes at most
 	tests := []struct {
@@ -32,24 +57,7 @@ func TestFewestFittingFindsTheThresholdFromAnyHint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fits := threshold(tt.threshold)
-			calls := 0
-			got, err := fewestFitting(tt.room, tt.hint, func(k int) (bool, error) {
-				calls++
-				if k <= 0 || k >= tt.room {
-					t.Errorf("asked about %d nodes, outside 1..%d (those are given)", k, tt.room-1)
-				}
-				return fits(k), nil
-			}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.threshold {
-				t.Errorf("fewestFitting = %d, want %d", got, tt.threshold)
-			}
-			if calls > tt.maxCalls {
-				t.Errorf("%d simulations, want at most %d", calls, tt.maxCalls)
-			}
+			checkFindsThreshold(t, tt.room, tt.threshold, tt.hint, tt.maxCalls, nil)
 		})
 	}
 }
@@ -110,24 +118,7 @@ func TestFewestFittingWithAnEstimateFindsTheThresholdInFewSimulations(t *testing
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fits := threshold(tt.threshold)
-			calls := 0
-			got, err := fewestFitting(tt.room, tt.hint, func(k int) (bool, error) {
-				calls++
-				if k <= 0 || k >= tt.room {
-					t.Errorf("asked about %d nodes, outside 1..%d (those are given)", k, tt.room-1)
-				}
-				return fits(k), nil
-			}, tt.estimate(tt.threshold))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tt.threshold {
-				t.Errorf("fewestFitting = %d, want %d", got, tt.threshold)
-			}
-			if calls > tt.maxCalls {
-				t.Errorf("%d simulations, want at most %d", calls, tt.maxCalls)
-			}
+			checkFindsThreshold(t, tt.room, tt.threshold, tt.hint, tt.maxCalls, tt.estimate(tt.threshold))
 		})
 	}
 }
