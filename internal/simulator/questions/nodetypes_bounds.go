@@ -101,14 +101,20 @@ func isNativeResource(name v1.ResourceName) bool {
 
 // smallestRequests are a pod's requests, each the smaller of its
 // pod-level and its containers' (whichever the PodLevelResources gate
-// makes the scheduler read), without overhead.
+// makes the scheduler read), without overhead. A resource only one of
+// them requests is left out: the other reads 0 for it.
 func smallestRequests(p *v1.Pod) v1.ResourceList {
 	containers := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{SkipPodLevelResources: true, ExcludeOverhead: true})
 	if p.Spec.Resources == nil {
 		return containers
 	}
-	for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{ExcludeOverhead: true}) {
-		if c, ok := containers[name]; !ok || q.Cmp(c) < 0 {
+	withPod := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{ExcludeOverhead: true})
+	for name, c := range containers {
+		q, ok := withPod[name]
+		switch {
+		case !ok:
+			delete(containers, name)
+		case q.Cmp(c) < 0:
 			containers[name] = q
 		}
 	}

@@ -47,6 +47,8 @@ func TestUsableTypesLeaveOutOnlyTypesNoPodCanRunOn(t *testing.T) {
 			pods: []*v1.Pod{st.MakePod().Name("big").Req(res("cpu", "5")).Toleration("", v1.TolerationOpExists, "", "").Obj()}, wantUsed: [2]bool{false, false}},
 		{name: "a pod-level request smaller than its containers' is the one that counts",
 			pods: []*v1.Pod{st.MakePod().Name("pl").Req(res("cpu", "5")).PodRequests(res("cpu", "3")).Obj()}, wantUsed: [2]bool{true, false}},
+		{name: "a pod-level request for a resource its containers do not request does not count",
+			pods: []*v1.Pod{st.MakePod().Name("pl").Req(res("memory", "1Gi")).PodRequests(res("cpu", "5", "memory", "1Gi")).Obj()}, wantUsed: [2]bool{true, false}},
 		{name: "a pod with resource claims could use any type",
 			pods: []*v1.Pod{st.MakePod().Name("dra").Claim("gpu", "gpu-claim").NodeSelector("pool", "memory").Obj()}, wantUsed: [2]bool{true, true}},
 		{name: "a bound pod is not scheduled, so it uses no type",
