@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -383,7 +384,10 @@ func writeCapacity(s streams, r *questions.CapacityResult, maxCopies int, show r
 		// The summaries (domains, zones) first, then the nodes: past
 		// report.ExplainListAll of them, those with the most copies.
 		fmt.Fprintln(s.out)
-		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
+		// One tabwriter aligns the tables alike; the empty cell between
+		// them is padded, so the lines are trimmed on the way out.
+		var tables bytes.Buffer
+		tw := tabwriter.NewWriter(&tables, 0, 0, 2, ' ', 0)
 		if len(r.Domains) > 0 {
 			fmt.Fprintln(tw, "DOMAIN\t"+unit)
 			for _, d := range questions.SortedCounts(r.Domains) {
@@ -409,6 +413,9 @@ func writeCapacity(s streams, r *questions.CapacityResult, maxCopies int, show r
 			fmt.Fprintf(tw, "%s\t%d\n", n, r.Nodes[n])
 		}
 		tw.Flush()
+		for line := range strings.Lines(tables.String()) {
+			fmt.Fprintln(s.out, strings.TrimRight(line, " \n"))
+		}
 		if more > 0 {
 			fmt.Fprintf(s.out, "... and %s hold copies too (--show all lists every node; -o json holds them all).\n", report.Plural(more, "more node"))
 		}

@@ -88,6 +88,11 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 				"The next copy does not fit: 0/60 nodes are available: 60 Insufficient cpu.", "NodeResourcesFit  60"},
 		},
 		{
+			name: "capacity on zoned nodes gives the zones' table, then the nodes', a blank line between",
+			args: []string{"capacity", "-f", spares, "--pod", pod},
+			want: []string{"120 more copies of default/web fit.", "ZONE      COPIES\nzone-a    80\nzone-b    40\n\nNODE      COPIES\n"},
+		},
+		{
 			name:    "consolidate keeping 60 nodes for one reason gives it one row",
 			args:    []string{"consolidate", "-f", bare},
 			want:    []string{"Keep 60 node(s):", "NODES  FOR EXAMPLE  POD              REASON\n60     node-00      default/bare-00  ", "share a row; --show all lists every node kept"},
@@ -169,6 +174,11 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 			for _, w := range tt.notWant {
 				if strings.Contains(out, w) {
 					t.Errorf("the output has %q:\n%s", w, out)
+				}
+			}
+			for line := range strings.Lines(out) {
+				if strings.HasSuffix(strings.TrimSuffix(line, "\n"), " ") {
+					t.Errorf("a line ends in a space: %q", line)
 				}
 			}
 		})
