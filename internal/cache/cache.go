@@ -39,8 +39,10 @@ type Cache struct {
 
 	nodes map[string]*nodeItem
 	head  *nodeItem // most recently changed
-	// nodeSetChanged is set when a node was added or removed, so the
-	// snapshot rebuilds its node order.
+	// tree is the nodes' order (nodeTree); nodeSetChanged is set when a
+	// node was added or removed, so the snapshot lists them anew (as
+	// upstream, not when a node only changed zone).
+	tree           *nodeTree
 	nodeSetChanged bool
 
 	podStates   map[types.UID]*podState
@@ -57,6 +59,7 @@ func New(logger klog.Logger) *Cache {
 	return &Cache{
 		logger:      logger,
 		nodes:       map[string]*nodeItem{},
+		tree:        newNodeTree(),
 		podStates:   map[types.UID]*podState{},
 		assumedPods: sets.New[types.UID](),
 		imageStates: map[string]*imageState{},
@@ -263,6 +266,7 @@ func (c *Cache) AddNode(node *v1.Node) {
 	}
 	c.addImages(node)
 	it.info.SetNode(node)
+	c.tree.add(node)
 	c.moveToHead(node.Name)
 }
 
@@ -279,6 +283,7 @@ func (c *Cache) RemoveNode(node *v1.Node) error {
 		return fmt.Errorf("node %s is not in the cache", node.Name)
 	}
 	c.removeImages(it.info.Node())
+	c.tree.remove(node.Name)
 	c.nodeSetChanged = true
 	if len(it.info.Pods()) == 0 {
 		c.unlink(node.Name)
@@ -338,6 +343,38 @@ func (c *Cache) Dump() map[string]*framework.NodeInfo {
 	return out
 }
 
+// NodeOrder saves the order of the cache's nodes (the node tree's), for
+// RestoreNodeOrder.
+func (c *Cache) NodeOrder() NodeOrder {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.tree.save()
+}
+
+// RestoreNodeOrder puts a saved order back, for a planner that undoes
+// what it simulated (a node deleted and added again, which the node tree
+// would put last in its zone): it must hold the nodes the cache holds.
+// The next snapshot lists them anew.
+func (c *Cache) RestoreNodeOrder(o NodeOrder) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, names := range o.byZone {
+		for _, name := range names {
+			if it, ok := c.nodes[name]; !ok || it.info.Node() == nil {
+				return fmt.Errorf("restore node order: node %s is not in the cache", name)
+			}
+			n++
+		}
+	}
+	if n != c.tree.len() {
+		return fmt.Errorf("restore node order: %d nodes saved, the cache holds %d", n, c.tree.len())
+	}
+	c.tree.restore(o)
+	c.nodeSetChanged = true
+	return nil
+}
+
 // UpdateSnapshot brings s up to date, copying only the NodeInfos that
 // changed since s was last updated; it returns how many it copied.
 func (c *Cache) UpdateSnapshot(s *Snapshot) int {
@@ -379,7 +416,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) int {
 				delete(s.nodeInfoMap, name)
 			}
 		}
-		s.rebuildList()
+		s.rebuildList(c.tree)
 		c.nodeSetChanged = false
 	} else if affinityChanged {
 		s.rebuildAffinityLists()
@@ -400,14 +437,6 @@ func (c *Cache) imageSummaries(node *v1.Node) map[string]*framework.ImageStateSu
 		}
 	}
 	return out
-}
-
-// zoneOf keys a node by region and zone, for the snapshot's order.
-func zoneOf(n *v1.Node) string {
-	if z, ok := n.Labels[v1.LabelTopologyZone]; ok {
-		return n.Labels[v1.LabelTopologyRegion] + ":\x00:" + z
-	}
-	return ""
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -143,7 +143,13 @@ func NewWorld(ctx context.Context, c *cluster.Cluster, cfg *configv1.KubeSchedul
 		cp := *o
 		w.book.ordered = append(w.book.ordered, &cp)
 	}
-	for _, n := range c.Nodes {
+	// The nodes reach the scheduler by name, as kube-scheduler's informer
+	// lists them from the API server when it starts: the order its node
+	// tree keeps them in (and so which nodes a partial search sees) does
+	// not depend on the input's order.
+	byName := slices.Clone(c.Nodes)
+	slices.SortStableFunc(byName, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	for _, n := range byName {
 		if err := store.AddNode(n); err != nil {
 			return nil, fmt.Errorf("Node %s: %w", n.Name, err)
 		}

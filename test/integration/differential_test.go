@@ -444,6 +444,31 @@ func differentialScenarios() []scenario {
 			},
 		},
 		{
+			// Past 100 nodes a pod's search evaluates only part of the
+			// list, from where the last one stopped: which part depends on
+			// the order of upstream's node tree, where a node added while
+			// the scheduler runs goes last (not in its place by name). The
+			// big node, named first but added last, is the best node for
+			// the pod; neither scheduler evaluates it (600 nodes: 276
+			// feasible ones are enough, far from the list's end even with
+			// kube-scheduler's 16 workers racing over chunks of 24).
+			name: "a node added while the scheduler runs goes last in the node list, whatever its name",
+			setup: func(t *testing.T, c kubernetes.Interface) {
+				for i := 1; i <= 600; i++ {
+					fw.CreateNode(t, c, fmt.Sprintf("n-%03d", i), "4", "16Gi", 110, nil)
+				}
+			},
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				fw.CreateNode(t, c, "a-big", "32", "128Gi", 110, nil)
+				// The node's watch event reaches the scheduler before the
+				// pod's (no order holds between two watches: a second).
+				time.Sleep(time.Second)
+				fw.CreatePod(t, c, pod("p1", "1"))
+				node, _ := waitBound(t, c, "p1", 60*time.Second)
+				o.exact["p1 bound to the node added last"] = fmt.Sprint(node == "a-big")
+			},
+		},
+		{
 			// Item 6: equal pods are tried in creation order.
 			name: "equal pods waiting for a node are placed in creation order",
 			setup: func(t *testing.T, c kubernetes.Interface) {

@@ -10,6 +10,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/kubesched/kubesched/internal/cache"
 	"github.com/kubesched/kubesched/internal/cluster/memory"
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -89,6 +90,7 @@ func (d *drainer) pods() []*v1.Pod {
 func (d *drainer) drain(node string) (pod, reason string, err error) {
 	nodes, on := d.nodes, d.podsOn[node]
 	removals, evictions, listed := d.w.Store.Removals(), len(d.w.Store.Evicted), len(d.w.Pending)
+	order := d.w.Scheduler.Cache.NodeOrder()
 	d.w.Store.StartJournal()
 	if err := d.w.Store.DeleteNode(node); err != nil {
 		return "", "", err
@@ -126,7 +128,7 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 	touched := append(copies, d.w.Pending[listed:]...)
 	if pod, reason := notAllRunning(d.w.PodResultsFor(touched), d.basePending); pod != "" {
 		d.nodes = nodes
-		return pod, reason, d.undo(j, nodes, others > 0)
+		return pod, reason, d.undo(j, nodes, order, others > 0)
 	}
 	if others > 0 {
 		// Count every node again.
@@ -155,14 +157,17 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 // pod finished meanwhile (a pod added back would not finish again);
 // otherwise by making the world again from what it held before: its
 // objects now, those the drain wrote as they were before, and nodes.
-func (d *drainer) undo(j *memory.Journal, nodes []*v1.Node, finished bool) error {
+// Either way the nodes are in the scheduler's order as before the drain
+// (order: the node added again is not last in its zone), as a world made
+// anew lists them by name.
+func (d *drainer) undo(j *memory.Journal, nodes []*v1.Node, order cache.NodeOrder, finished bool) error {
 	d.w.Cluster.Nodes = nodes
 	if !finished && !j.Other && len(j.Claims)+len(j.PVs)+len(j.PVCs) == 0 {
 		if err := d.w.Store.Undo(j); err != nil {
 			return err
 		}
 		d.w.Store.Flush()
-		return nil
+		return d.w.Scheduler.Cache.RestoreNodeOrder(order)
 	}
 	var h held
 	for _, p := range d.pods() {
