@@ -105,3 +105,26 @@ func TestADrainNeverEvictsMoreThanABudgetAllows(t *testing.T) {
 		})
 	}
 }
+
+func TestTheDefaultDrainBoundTriesEveryNodeOfAMidSizeCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes int
+		want  int
+	}{
+		{"an empty cluster still gets the floor", 0, 1000},
+		{"a 12-node cluster has every node tried", 12, 1_250_000},
+		{"a 2,000-node cluster has every node tried", 2000, 7500},
+		{"the largest cluster whose every node is tried is 3,872 nodes", 3872, 3873},
+		{"one more node leaves one untried", 3873, 3872},
+		{"a 5,000-node cluster gets 3,000 drains", 5000, 3000},
+		{"a 15,000-node cluster gets 1,000 drains", 15000, 1000},
+		{"past 15,000 nodes the floor holds", 100000, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DefaultMaxDrains(tc.nodes); got != tc.want {
+				t.Errorf("DefaultMaxDrains(%d) = %d, want %d", tc.nodes, got, tc.want)
+			}
+		})
+	}
+}
