@@ -101,7 +101,7 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json")
 	fss.FlagSet("input and output").StringVar(&show, "show", "", "What the table lists (-o table): summary (the nodes removed counted by instance type and zone, with the first 20 in order; the nodes kept, one row per reason with how many nodes it keeps and one of them) or all (every node). Default: all up to 50 nodes removed or kept, summary past them.")
-	fss.FlagSet("input and output").IntVar(&maxDrains, "max-drains", -1, "Simulate at most this many drains; the nodes left are kept untried. 0: no limit. Default: every node up to 3,872 nodes, past them 15,000,000 / nodes (3,000 at 5,000 nodes, 1,000 at 15,000).")
+	fss.FlagSet("input and output").IntVar(&maxDrains, "max-drains", -1, "Simulate at most this many drains; the nodes left are kept untried. 0: no limit; -1, the default: every node up to 3,872 nodes, past them 15,000,000 / nodes (3,000 at 5,000 nodes, 1,000 at 15,000).")
 	addFlagSets(cmd, fss)
 	return cmd
 }
