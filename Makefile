@@ -16,17 +16,20 @@ build:
 ## detector, a few seconds of each fuzz target, and the integration tests
 ## on a real kube-apiserver and etcd. On a fresh clone with empty module,
 ## build and integration caches (2 cores, 2026-12-06) it took 41 minutes
-## and ~7.9 GB of disk, 11-13 minutes warm; each long phase says what it
+## and ~7.9 GB of disk, 11-16 minutes warm; each long phase says what it
 ## does, and the time it starts, since go test prints nothing while it
 ## builds.
+# NOW is the time a phase's ==> line is printed (UTC).
+NOW = $$(date -u +%H:%M:%S)
+
 test: vet fmt-check test-unit fuzz-phase fuzz test-integration
 
 fuzz-phase:
-	@echo "==> $$(date -u +%H:%M:%S) fuzz: each fuzz target for $(FUZZTIME) inputs, after building its instrumented test binary (cold: a minute or two more)"
+	@echo "==> $(NOW) fuzz: each fuzz target for $(FUZZTIME) inputs, after building its instrumented test binary (cold: a minute or two more)"
 
 ## test-unit: the unit tests alone, with the race detector.
 test-unit:
-	@echo "==> $$(date -u +%H:%M:%S) test-unit: building the race-enabled test binaries, then running them (cold: ~8 min on 2 cores, the first ~5 silent while it builds; warm: ~2 min); one line per package as each finishes"
+	@echo "==> $(NOW) test-unit: building the race-enabled test binaries, then running them (cold: ~8 min on 2 cores, the first ~5 silent while it builds; warm: ~2 min); one line per package as each finishes"
 	$(GO) test -race -count=1 $(PKGS)
 
 ## integration-binaries: build etcd, kube-apiserver, upstream's
@@ -35,20 +38,20 @@ test-unit:
 ## modules (cold: ~6 min on 2 cores for the four, after their modules'
 ## download; warm: seconds; ~0.6 GB in INTEGRATION_CACHE).
 integration-binaries:
-	@echo "==> $$(date -u +%H:%M:%S) integration-binaries: etcd, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.2 from Go modules into $(INTEGRATION_CACHE) (cold: ~6 min on 2 cores, silent; warm: seconds)"
+	@echo "==> $(NOW) integration-binaries: etcd, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.2 from Go modules into $(INTEGRATION_CACHE) (cold: ~6 min on 2 cores, silent; warm: seconds)"
 	mkdir -p $(INTEGRATION_CACHE)
-	@echo "==> $$(date -u +%H:%M:%S) building etcd"
+	@echo "==> $(NOW) building etcd"
 	cd test/integration && $(GO) build -o $(INTEGRATION_CACHE)/etcd ./cmd/etcd
-	@echo "==> $$(date -u +%H:%M:%S) building kube-apiserver (the longest)"
+	@echo "==> $(NOW) building kube-apiserver (the longest)"
 	cd test/integration && $(GO) build -o $(INTEGRATION_CACHE)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-	@echo "==> $$(date -u +%H:%M:%S) building kube-scheduler"
+	@echo "==> $(NOW) building kube-scheduler"
 	cd test/integration && $(GO) build -o $(INTEGRATION_CACHE)/kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
-	@echo "==> $$(date -u +%H:%M:%S) building kube-controller-manager"
+	@echo "==> $(NOW) building kube-controller-manager"
 	cd test/integration && $(GO) build -o $(INTEGRATION_CACHE)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 
 ## test-integration: kubesched (built with -race) against a real control plane.
 test-integration: integration-binaries
-	@echo "==> $$(date -u +%H:%M:%S) test-integration: go vet, then the tests, each on its own kube-apiserver and etcd, with kubesched built with -race first; go test prints each package's line when the package is done (the main one after several minutes)"
+	@echo "==> $(NOW) test-integration: go vet, then the tests, each on its own kube-apiserver and etcd, with kubesched built with -race first; go test prints each package's line when the package is done (the main one after several minutes)"
 	cd test/integration && $(GO) vet ./... && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) $(GO) test -count=1 -timeout 30m ./...
 
 ## fuzz: each fuzz target for FUZZTIME (seed corpus in testdata/fuzz);
@@ -84,7 +87,7 @@ fuzz-differential:
 		$(GO) test -count=1 -run '^TestDifferential$$' -timeout 0 -v ./difffuzz
 
 vet:
-	@echo "==> $$(date -u +%H:%M:%S) vet: compiles every dependency to type-check them (on a fresh clone: the module download and ~5 min on 2 cores, as the first go run; then seconds)"
+	@echo "==> $(NOW) vet: compiles every dependency to type-check them (on a fresh clone: the module download and ~5 min on 2 cores, as the first go run; then seconds)"
 	$(GO) vet $(PKGS)
 
 fmt-check:
