@@ -31,11 +31,20 @@ type PodGetter interface {
 	GetPod(namespace, name string) (pod *v1.Pod, ok bool)
 }
 
-// World is everything the scheduler writes, and the pod reads it needs to
-// decide whether a failed pod still exists.
+// NodeGetter reads the world's current version of a node (an informer's
+// lister in a cluster), safe from any goroutine: the binding cycle reads
+// nodes here, never from the scheduling cycle's snapshot.
+type NodeGetter interface {
+	GetNode(name string) (node *v1.Node, ok bool)
+}
+
+// World is everything the scheduler writes, and the pod and node reads it
+// needs to decide whether a failed pod still exists and, in the binding
+// cycle, what a node is now.
 type World interface {
 	framework.Binder
 	PodGetter
+	NodeGetter
 	StatusWriter
 	Evictor
 	framework.VolumeWriter

@@ -116,6 +116,24 @@ func (h FakeHandle) GetPod(namespace, name string) (*v1.Pod, bool) {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, true
 }
 
+// GetNode implements framework.Handle: the nodes of Objects, else of
+// Lister (a test's handle has no binding goroutine to race with).
+func (h FakeHandle) GetNode(name string) (*v1.Node, bool) {
+	for _, o := range h.Objects {
+		if n, ok := o.(*v1.Node); ok && n.Name == name {
+			return n, true
+		}
+	}
+	if h.Lister == nil {
+		return nil, false
+	}
+	ni, err := h.Lister.NodeInfos().Get(name)
+	if err != nil || ni.Node() == nil {
+		return nil, false
+	}
+	return ni.Node(), true
+}
+
 // ProfileName implements framework.Handle.
 func (h FakeHandle) ProfileName() string { return v1.DefaultSchedulerName }
 

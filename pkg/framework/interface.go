@@ -283,6 +283,14 @@ type WaitingPod interface {
 type Handle interface {
 	// ProfileName is the profile's schedulerName (metrics' profile label).
 	ProfileName() string
+	// SnapshotSharedLister is the scheduling cycle's snapshot of the
+	// nodes and their pods. Read it only from the scheduling cycle
+	// (PreEnqueue aside: PreFilter to Permit, PostFilter, the group's
+	// extension points): the next cycle rewrites it in place while a
+	// binding cycle runs, so WaitOnPermit, PreBind, Bind and PostBind,
+	// which run on their own goroutines, must read the world with GetNode
+	// and GetPod instead (upstream's binding-cycle plugins read informers'
+	// listers too). The race detector reports a read from there.
 	SnapshotSharedLister() SharedLister
 	// Binder is nil for plugins that have no business binding.
 	Binder() Binder
@@ -321,6 +329,10 @@ type Handle interface {
 	// GetPod reads the world's current version of a pod (the informer's
 	// in a cluster); ok is false when it is gone.
 	GetPod(namespace, name string) (pod *v1.Pod, ok bool)
+	// GetNode reads the world's current version of a node (the informer's
+	// in a cluster); ok is false when it is gone. Safe from any goroutine:
+	// the binding cycle reads nodes here.
+	GetNode(name string) (node *v1.Node, ok bool)
 	// VolumeWriter writes volume bindings (VolumeBinding's PreBind).
 	VolumeWriter() VolumeWriter
 	// Clock is the scheduler's clock: a plugin that waits (PreBind for a

@@ -56,10 +56,11 @@ func trimManagedFields(obj interface{}) (interface{}, error) {
 }
 
 // AddHandlers routes informer events to the scheduler's handlers and gives
-// the world the pod lister.
+// the world the pod and node listers.
 func (i *Informers) AddHandlers(h cluster.EventHandler, w *World) error {
 	podInformer := i.pods.Core().V1().Pods()
 	w.SetPodLister(podInformer.Lister())
+	w.SetNodeLister(i.nodes.Core().V1().Nodes().Lister())
 	reg, err := i.nodes.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
 			if n, ok := obj.(*v1.Node); ok {

@@ -36,6 +36,7 @@ type World struct {
 	client      kubernetes.Interface
 	broadcaster events.EventBroadcaster
 	pods        corelisters.PodLister
+	nodes       corelisters.NodeLister
 
 	mu        sync.Mutex
 	recorders map[string]events.EventRecorder
@@ -62,6 +63,9 @@ func (w *World) ShutdownEvents() { w.broadcaster.Shutdown() }
 // SetPodLister sets the informer lister GetPod reads.
 func (w *World) SetPodLister(l corelisters.PodLister) { w.pods = l }
 
+// SetNodeLister sets the informer lister GetNode reads.
+func (w *World) SetNodeLister(l corelisters.NodeLister) { w.nodes = l }
+
 // EventRecorder implements cluster.World: one recorder per profile, whose
 // name is the events' reportingController.
 func (w *World) EventRecorder(schedulerName string) events.EventRecorder {
@@ -85,6 +89,19 @@ func (w *World) GetPod(namespace, name string) (*v1.Pod, bool) {
 		return nil, false
 	}
 	return p, true
+}
+
+// GetNode implements cluster.NodeGetter from the informer cache (safe
+// from any goroutine).
+func (w *World) GetNode(name string) (*v1.Node, bool) {
+	if w.nodes == nil {
+		return nil, false
+	}
+	n, err := w.nodes.Get(name)
+	if err != nil {
+		return nil, false
+	}
+	return n, true
 }
 
 // Bind implements framework.Binder through the pods/binding subresource.

@@ -246,6 +246,14 @@ func (s *Store) GetPod(ns, name string) (*v1.Pod, bool) {
 	return p, ok
 }
 
+// GetNode returns a node by name.
+func (s *Store) GetNode(name string) (*v1.Node, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.nodes[name]
+	return n, ok
+}
+
 // Bind implements framework.Binder as the API server's pods/binding does:
 // the pod must exist with that UID and not be bound yet.
 func (s *Store) Bind(_ context.Context, b *v1.Binding) error {

@@ -62,6 +62,7 @@ type Options struct {
 		framework.ClaimWriter
 		UpdatePodStatus(ctx context.Context, pod *v1.Pod, condition *v1.PodCondition, nominatedNodeName *string) error
 		GetPod(namespace, name string) (*v1.Pod, bool)
+		GetNode(name string) (*v1.Node, bool)
 	}
 	// Activator moves waiting pods to activeQ (the queue, built after the
 	// frameworks); nil makes Activate a no-op.

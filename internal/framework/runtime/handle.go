@@ -159,6 +159,14 @@ func (f *Framework) GetPod(namespace, name string) (*v1.Pod, bool) {
 	return f.opts.World.GetPod(namespace, name)
 }
 
+// GetNode implements framework.Handle; without a world no node exists.
+func (f *Framework) GetNode(name string) (*v1.Node, bool) {
+	if f.opts.World == nil {
+		return nil, false
+	}
+	return f.opts.World.GetNode(name)
+}
+
 // Parallelism implements framework.Handle.
 func (f *Framework) Parallelism() int { return f.parallelizer.Parallelism() }
 

@@ -151,11 +151,13 @@ func (pl *VolumeBinding) checkBindings(ctx context.Context, pod *v1.Pod, nodeNam
 	if _, ok := pl.handle.GetPod(pod.Namespace, pod.Name); !ok {
 		return false, fmt.Errorf("pod does not exist any more: %w", apierrors.NewNotFound(v1.Resource("pods"), pod.Name))
 	}
-	ni, err := pl.handle.SnapshotSharedLister().NodeInfos().Get(nodeName)
-	if err != nil {
-		return false, fmt.Errorf("failed to get node %q: %w", nodeName, err)
+	// The binding cycle's goroutine: the node from the world, never from
+	// the snapshot the next scheduling cycle rewrites (upstream reads its
+	// node informer's lister).
+	node, ok := pl.handle.GetNode(nodeName)
+	if !ok {
+		return false, fmt.Errorf("failed to get node %q: %w", nodeName, apierrors.NewNotFound(v1.Resource("node"), nodeName))
 	}
-	node := ni.Node()
 	l := pl.handle.Listers()
 	for _, s := range b.static {
 		pv, err := l.PersistentVolumes.Get(s.pv.Name)

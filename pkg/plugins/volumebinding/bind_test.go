@@ -2,6 +2,7 @@ package volumebinding
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -98,6 +100,14 @@ func (a *fakeAPI) GetPod(namespace, name string) (*v1.Pod, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, !a.podGone
+}
+
+// GetNode is the informer's node lister: the nodes among the objects.
+func (a *fakeAPI) GetNode(name string) (*v1.Node, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n, ok := a.objs["node//"+name].(*v1.Node)
+	return n, ok
 }
 
 func (a *fakeAPI) VolumeWriter() framework.VolumeWriter { return a }
@@ -243,6 +253,13 @@ func TestPreBindWaitsForThePVController(t *testing.T) {
 			wantErr: "binding volumes: pod does not exist any more: pods \"p\" not found",
 		},
 		{
+			name:    "the node deleted while PreBind waits fails it at the next look",
+			objs:    static(),
+			then:    func(a *fakeAPI, _ context.CancelFunc) { delete(a.objs, "node//a1") },
+			step:    time.Second,
+			wantErr: "binding volumes: failed to get node \"a1\": node \"a1\" not found",
+		},
+		{
 			name:    "the binding cycle cancelled (the pod's delete event) ends the wait at once",
 			objs:    static(),
 			then:    func(_ *fakeAPI, cancel context.CancelFunc) { cancel() },
@@ -253,7 +270,11 @@ func TestPreBindWaitsForThePVController(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			nis := st.NodeInfos(nodes(), nil)
 			clk := testingclock.NewFakeClock(time.Unix(0, 0))
-			a := newFakeAPI(tt.objs...)
+			objs := append([]interface{}{}, tt.objs...)
+			for _, n := range nodes() {
+				objs = append(objs, n)
+			}
+			a := newFakeAPI(objs...)
 			a.controller, a.stale = tt.controller, tt.stale
 			a.Lister, a.Clk = cache.NewSnapshot(nis...), clk
 			pl, err := New(context.Background(), &configv1.VolumeBindingArgs{BindTimeoutSeconds: ptr.To[int64](30)}, a)
@@ -306,5 +327,81 @@ func TestPreBindWaitsForThePVController(t *testing.T) {
 				t.Errorf("PreBind = %v, want error %q", got, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestPreBindReadsNodesFromTheWorldWhileTheNextCycleRewritesTheSnapshot:
+// PreBind runs on the binding cycle's goroutine and waits, polling every
+// second, while the scheduling goroutine goes on updating the snapshot
+// (nodes added and removed: the snapshot's map and list rewritten). A
+// read of the snapshot from PreBind is a data race (go test -race fails
+// this test) and, in production, Go's fatal "concurrent map read and map
+// write"; PreBind reads the node from the world (the informer) instead.
+func TestPreBindReadsNodesFromTheWorldWhileTheNextCycleRewritesTheSnapshot(t *testing.T) {
+	c := cache.New(klog.Background())
+	for _, n := range nodes() {
+		c.AddNode(n)
+	}
+	snap := cache.NewEmptySnapshot()
+	c.UpdateSnapshot(snap)
+	clk := testingclock.NewFakeClock(time.Unix(0, 0))
+	pvc := st.MakePVC("data", "1Gi").Class("local").Obj()
+	pvc.UID = "uid-data"
+	objs := []interface{}{pvc, st.StorageClass("local", wffc, ""), st.MakePV("pv-a", "1Gi", "local").NodeAffinityIn(zone, "a").Obj()}
+	for _, n := range nodes() {
+		objs = append(objs, n)
+	}
+	a := newFakeAPI(objs...)
+	a.Lister, a.Clk = snap, clk
+	pl, err := New(context.Background(), &configv1.VolumeBindingArgs{BindTimeoutSeconds: ptr.To[int64](600)}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb := pl.(*VolumeBinding)
+	ctx := context.Background()
+	pod := st.MakePod().Name("p").UID("uid-p").Volume("data").Obj()
+	state := framework.NewCycleState()
+	nis, _ := snap.List()
+	if _, s := vb.PreFilter(ctx, state, pod, nis); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	a1, _ := snap.Get("a1")
+	if s := vb.Filter(ctx, state, pod, a1); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	if s := vb.Reserve(ctx, state, pod, "a1"); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	done := make(chan *framework.Status, 1)
+	go func() { done <- vb.PreBind(ctx, state, pod, "a1") }()
+	// The scheduling goroutine: a node added and removed per round, the
+	// snapshot brought up to date each time, the clock stepped so that
+	// PreBind looks again; the PV controller binds after 20 rounds.
+	var got *framework.Status
+	for round, finished := 0, false; !finished; round++ {
+		extra := st.MakeNode().Name(fmt.Sprintf("churn-%d", round)).Label(zone, "a").Obj()
+		c.AddNode(extra)
+		c.UpdateSnapshot(snap)
+		if err := c.RemoveNode(extra); err != nil {
+			t.Fatal(err)
+		}
+		c.UpdateSnapshot(snap)
+		if round == 20 {
+			a.mu.Lock()
+			a.bindLocked("data", "pv-a")
+			a.mu.Unlock()
+		}
+		if clk.Waiters() >= 2 {
+			clk.Step(time.Second)
+		}
+		select {
+		case got = <-done:
+			finished = true
+		default:
+			runtime.Gosched()
+		}
+	}
+	if !got.IsSuccess() {
+		t.Errorf("PreBind = %v, want success once the PV controller bound the claim", got)
 	}
 }
