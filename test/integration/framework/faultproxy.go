@@ -16,6 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // FaultProxy stands between kubesched and kube-apiserver on loopback and
@@ -44,6 +47,12 @@ type FaultProxy struct {
 	Injected map[string]int
 	// Bound counts accepted Bindings per namespace/name.
 	Bound map[string]int
+	// BoundUIDs counts accepted Bindings per namespace/name/uid, the
+	// Binding's UID: a pod deleted and created again under its name is
+	// another pod.
+	BoundUIDs map[string]int
+	// InjectedPods counts the injected faults per namespace/name and kind.
+	InjectedPods map[string]map[string]int
 }
 
 var bindingPath = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding$`)
@@ -56,7 +65,8 @@ func StartFaultProxy(t testing.TB, cp *ControlPlane, rate float64, seed int64) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := &FaultProxy{rate: rate, rng: rand.New(rand.NewSource(seed)), Injected: map[string]int{}, Bound: map[string]int{}, paused: make(chan struct{})}
+	fp := &FaultProxy{rate: rate, rng: rand.New(rand.NewSource(seed)), Injected: map[string]int{}, Bound: map[string]int{},
+		BoundUIDs: map[string]int{}, InjectedPods: map[string]map[string]int{}, paused: make(chan struct{})}
 	close(fp.paused)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 100}
@@ -82,7 +92,19 @@ func StartFaultProxy(t testing.TB, cp *ControlPlane, rate float64, seed int64) *
 			})
 		}
 		key := m[1] + "/" + m[2]
-		switch fault := fp.pick(); fault {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		uidKey := key + "/" + bindingUID(body)
+		fault := fp.pick()
+		if fault != "" {
+			fp.mu.Lock()
+			if fp.InjectedPods[key] == nil {
+				fp.InjectedPods[key] = map[string]int{}
+			}
+			fp.InjectedPods[key][fault]++
+			fp.mu.Unlock()
+		}
+		switch fault {
 		case "500":
 			writeStatus(w, http.StatusInternalServerError, "InternalError", "injected by the fault proxy")
 		case "409":
@@ -100,6 +122,7 @@ func StartFaultProxy(t testing.TB, cp *ControlPlane, rate float64, seed int64) *
 			if rec.code == http.StatusCreated {
 				fp.mu.Lock()
 				fp.Bound[key]++
+				fp.BoundUIDs[uidKey]++
 				fp.mu.Unlock()
 			}
 			if fault == "bound-then-500" {
@@ -179,6 +202,37 @@ func (fp *FaultProxy) Counts() (injected, bound map[string]int) {
 		bound[k] = v
 	}
 	return injected, bound
+}
+
+// PodCounts returns copies of the injected faults per pod and kind and of
+// the accepted Bindings per namespace/name/uid.
+func (fp *FaultProxy) PodCounts() (injected map[string]map[string]int, bound map[string]int) {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	injected, bound = map[string]map[string]int{}, map[string]int{}
+	for k, v := range fp.InjectedPods {
+		injected[k] = map[string]int{}
+		for f, n := range v {
+			injected[k][f] = n
+		}
+	}
+	for k, v := range fp.BoundUIDs {
+		bound[k] = v
+	}
+	return injected, bound
+}
+
+// bindingUID is the metadata.uid of a Binding's body, JSON or protobuf
+// (kubesched's default content type); "" when it cannot be read.
+func bindingUID(body []byte) string {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return ""
+	}
+	if b, ok := obj.(*v1.Binding); ok {
+		return string(b.UID)
+	}
+	return ""
 }
 
 // Kubeconfig writes a kubeconfig for the admin user through the proxy.
