@@ -67,14 +67,21 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzScanHead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
 	$(GO) test -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 50x ./internal/simulator/loading
 
-## soak: the long chaos soak (6,000 pods, 12 rounds of faults); the short
-## one runs in test-integration.
+## soak: the long chaos soaks: TestChaosSoak (6,000 pods, 12 rounds of
+## faults) and TestChaosSoakBindingPaths (SOAK_PATHS_PODS pods of every
+## binding path, plain, volume, DRA, gang and extender, in
+## SOAK_PATHS_ROUNDS waves, under their faults and node churn); the short
+## ones run in test-integration. Each prints its summary and per-path
+## table; the whole log stays in INTEGRATION_CACHE.
 SOAK_PODS ?= 6000
 SOAK_ROUNDS ?= 12
+SOAK_PATHS_PODS ?= 1500
+SOAK_PATHS_ROUNDS ?= 10
 soak: integration-binaries
 	cd test/integration && KUBESCHED_INTEGRATION_CACHE=$(INTEGRATION_CACHE) KUBESCHED_SOAK_PODS=$(SOAK_PODS) KUBESCHED_SOAK_ROUNDS=$(SOAK_ROUNDS) \
-		$(GO) test -count=1 -run '^TestChaosSoak$$' -timeout 60m -v ./ > $(INTEGRATION_CACHE)/soak.log 2>&1; rc=$$?; \
-		grep -E 'chaos_test|^(---|ok|FAIL|PASS)' $(INTEGRATION_CACHE)/soak.log; echo "full log: $(INTEGRATION_CACHE)/soak.log"; exit $$rc
+		KUBESCHED_SOAK_PATHS_PODS=$(SOAK_PATHS_PODS) KUBESCHED_SOAK_PATHS_ROUNDS=$(SOAK_PATHS_ROUNDS) \
+		$(GO) test -count=1 -run '^TestChaosSoak(BindingPaths)?$$' -timeout 120m -v ./ > $(INTEGRATION_CACHE)/soak.log 2>&1; rc=$$?; \
+		grep -E 'chaos_(paths_)?test|^(---|ok|FAIL|PASS)' $(INTEGRATION_CACHE)/soak.log; echo "full log: $(INTEGRATION_CACHE)/soak.log"; exit $$rc
 
 ## fuzz-differential: the differential fuzzer (test/integration/difffuzz):
 ## kubesched's per-node decisions against upstream's framework in process,
