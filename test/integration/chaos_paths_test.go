@@ -78,8 +78,8 @@ func TestChaosSoakBindingPaths(t *testing.T) {
 	s.setup(max(8, total/12))
 	fw.StartControllerManager(t, cp, "resourceclaim-controller")
 	proxy := fw.StartFaultProxy(t, cp, 0.1, seed)
-	ext := s.startExtender(300 * time.Millisecond)
-	cfg := soakSchedulerConfig(t, ext, 300*time.Millisecond)
+	ext := s.startExtender(soakExtenderTimeout)
+	cfg := soakSchedulerConfig(t, ext, soakExtenderTimeout)
 	k := fw.StartScheduler(t, cp, cfg, "--kubeconfig", proxy.Kubeconfig(t, cp), "--feature-gates=GenericWorkload=true")
 	fw.Eventually(t, 60*time.Second, "kubesched /readyz", func() (bool, error) {
 		code, _, err := k.Get("/readyz")
@@ -219,6 +219,14 @@ func TestChaosSoakBindingPaths(t *testing.T) {
 		viol["claim shared"], viol["node mismatch"], cacheDiffs, goroutinesStart, goroutinesEnd, len(races))
 }
 
+// soakExtenderTimeout is the extender's httpTimeout; a gang's cycle held
+// by the extender for a member's deletion is held soakHoldAfterDelete
+// after it, for kubesched's informer to deliver it.
+const (
+	soakExtenderTimeout = 500 * time.Millisecond
+	soakHoldAfterDelete = 250 * time.Millisecond
+)
+
 // soakGoroutineSlack: how far above its count after the warm-up
 // kubesched's goroutines may end (idle keep-alive connections).
 const soakGoroutineSlack = 40
@@ -293,6 +301,7 @@ type soakPod struct {
 	group string // a gang's PodGroup
 	huge  bool   // fits nowhere (an unsatisfiable gang's member)
 	pvc   bool   // has a WaitForFirstConsumer claim
+	ext   bool   // asks for the extender's resource
 	uid   types.UID
 	gone  bool // deleted for good
 }
@@ -313,8 +322,11 @@ type soak struct {
 	deleted map[string]int
 	faults  map[string]map[string]int
 	viol    map[string]string // key -> message
-	nodes   map[string]bool
-	nextID  int
+	// holds: the extender runs holds[pod] (once) while it holds the
+	// first filter call about pod.
+	holds  map[string]func()
+	nodes  map[string]bool
+	nextID int
 
 	nodesStart, nodesAdded, nodesRemoved int
 
@@ -333,7 +345,7 @@ func newSoak(t *testing.T, c kubernetes.Interface, seed int64) *soak {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &soak{t: t, c: c, seed: seed, rng: rand.New(rand.NewSource(seed)), pods: map[string]*soakPod{}, gangs: map[string]string{},
 		created: map[string]int{}, deleted: map[string]int{}, faults: map[string]map[string]int{}, viol: map[string]string{},
-		nodes: map[string]bool{}, ctx: ctx, cancel: cancel}
+		holds: map[string]func(){}, nodes: map[string]bool{}, ctx: ctx, cancel: cancel}
 	t.Cleanup(s.stopActors)
 	return s
 }
@@ -511,7 +523,8 @@ func (s *soak) podObject(p *soakPod) *v1.Pod {
 		pod.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
 	case "gang":
 		pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptrs.To(p.group)}
-	case "extender":
+	}
+	if p.path == "extender" || p.ext {
 		one := resource.MustParse("1")
 		pod.Spec.Containers[0].Resources.Requests[soakExtRes] = one
 		pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{soakExtRes: one}
@@ -733,6 +746,8 @@ var gangPlans = []string{
 	"recreate in PreBind",
 	"recreate in PreBind",
 	"delete before complete, recreate late",
+	"delete while placed, recreate late",
+	"delete while placed, recreate late",
 	"group after members",
 	"unsatisfiable",
 }
@@ -763,8 +778,39 @@ func (s *soak) runGang(name, plan string) {
 	}
 	// The victim is one of the first members (created before the last).
 	victim := members[int(s.draw("victim", name)*(soakGangMin-1))]
+	var held chan struct{}
+	var heldFor time.Duration
+	if plan == "delete while placed, recreate late" {
+		// The members ask for the extender's resource: when the extender
+		// is asked to filter the last member, the group's cycle has
+		// begun, the victim is (or is about to be) placed in it; the
+		// extender holds the call while the victim is deleted.
+		held = make(chan struct{})
+		last := members[soakGangMin-1]
+		s.mu.Lock()
+		s.holds[last] = func() {
+			// Not under opMu: the call must end within httpTimeout, or
+			// kubesched goes on without the extender and the deletion may
+			// come after the group passed Permit (then two bound is no
+			// fault). heldFor tells.
+			defer close(held)
+			start := time.Now()
+			defer func() { heldFor = time.Since(start) }()
+			p, ok := s.current(victim)
+			if !ok {
+				return
+			}
+			if s.deleteLocked(&p, p.uid) {
+				s.mu.Lock()
+				s.pods[victim].gen++
+				s.mu.Unlock()
+			}
+		}
+		s.mu.Unlock()
+	}
 	for i, m := range members {
-		p := &soakPod{name: m, path: "gang", group: name, pvc: plan == "recreate in PreBind", huge: plan == "unsatisfiable" && i == soakGangMin-1}
+		p := &soakPod{name: m, path: "gang", group: name, pvc: plan == "recreate in PreBind", huge: plan == "unsatisfiable" && i == soakGangMin-1,
+			ext: plan == "delete while placed, recreate late"}
 		if plan == "delete before complete, recreate late" && i == soakGangMin-1 {
 			// The victim goes before the last member comes: the group
 			// never has minCount members until it is created again.
@@ -773,6 +819,36 @@ func (s *soak) runGang(name, plan string) {
 		s.createPod(p)
 	}
 	switch plan {
+	case "delete while placed, recreate late":
+		select {
+		case <-held:
+		case <-time.After(60 * time.Second):
+			s.mu.Lock()
+			_, waiting := s.holds[members[soakGangMin-1]]
+			delete(s.holds, members[soakGangMin-1])
+			s.mu.Unlock()
+			if waiting {
+				s.fault("gang", plan+": the extender was not asked about the last member")
+				return
+			}
+			<-held // running now
+		}
+		time.Sleep(time.Duration(1000+s.draw("late", name)*1000) * time.Millisecond)
+		s.opMu.Lock()
+		defer s.opMu.Unlock()
+		// The group has had two members of three since the victim went:
+		// none may be bound (they wait at Permit for the third).
+		if heldFor > soakExtenderTimeout-soakHoldAfterDelete-100*time.Millisecond {
+			s.fault("gang", plan+": the deletion took too long to hold the cycle")
+		} else if bound := s.boundMembers(name); len(bound) > 0 {
+			s.recordViolation("gang partial: "+name, fmt.Sprintf("gang %s bound %v while %s was deleted (during the group's cycle) and not yet created again", name, bound, victim))
+		}
+		s.mu.Lock()
+		cur := s.pods[victim]
+		s.mu.Unlock()
+		if !cur.gone {
+			s.createLocked(cur)
+		}
 	case "group after members":
 		createGroup()
 	case "recreate during the cycle":
@@ -1641,8 +1717,20 @@ func (s *soak) startExtender(httpTimeout time.Duration) string {
 		n := calls[a.Pod.Name+"/"+verb]
 		calls[a.Pod.Name+"/"+verb]++
 		mu.Unlock()
+		s.mu.Lock()
+		hold := s.holds[a.Pod.Name]
+		if verb == "filter" {
+			delete(s.holds, a.Pod.Name)
+		}
+		s.mu.Unlock()
 		kind := "answered"
-		if d := s.draw("extender", a.Pod.Name, verb, n); !isWarm(a.Pod.Name) && d < 0.2 {
+		if hold != nil && verb == "filter" {
+			// A gang's cycle held here (within httpTimeout) while the
+			// test deletes a member, and for kubesched to see it.
+			hold()
+			time.Sleep(soakHoldAfterDelete)
+			kind = "held for a deletion"
+		} else if d := s.draw("extender", a.Pod.Name, verb, n); !isWarm(a.Pod.Name) && d < 0.2 {
 			kind = "timed out"
 		} else if !isWarm(a.Pod.Name) && d < 0.4 {
 			kind = "500"
