@@ -66,7 +66,17 @@ func podGroupScenarios() []scenario {
 					o.exact[n+" condition"] = waitCondition(t, c, n)
 				}
 				o.exact["group condition"] = waitPodGroupCondition(t, c, "train")
-				time.Sleep(3 * time.Second) // a retry after the first backoff binds nothing either
+				// After its first attempt the group goes to backoffQ (in both
+				// schedulers) and is tried again when its backoff ends; that
+				// retry binds nothing either. Before the binding state and the
+				// events are read, the retry's unschedulable attempt is counted
+				// (a cycle that ends so binds no member) and each member has
+				// the FailedScheduling events of both attempts.
+				deadline := time.Now().Add(3 * time.Second)
+				waitMetricAbove(t, s, time.Until(deadline), 1, "scheduler_podgroup_schedule_attempts_total", `result="unschedulable"`)
+				for _, n := range names {
+					waitEventObjects(t, c, n, "FailedScheduling", 2, time.Until(deadline))
+				}
 				o.exact["bound"] = boundPods(t, c, names)
 				for _, n := range names {
 					o.exact[n+" FailedScheduling"] = firstEventNote(t, c, n, "FailedScheduling")
@@ -79,10 +89,12 @@ func podGroupScenarios() []scenario {
 			setup:     threeNodes,
 			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
 				createPodGroup(t, c, gangGroup("train", 3, nil))
+				// After each member, the scheduler has it in its queue, gated
+				// (too few members for minCount), with nothing left to try.
 				fw.CreatePod(t, c, member(pod("w1", "1500m"), "train"))
-				time.Sleep(2 * time.Second)
+				waitIdle(t, c, s, 2*time.Second)
 				fw.CreatePod(t, c, member(pod("w2", "1500m"), "train"))
-				time.Sleep(2 * time.Second)
+				waitIdle(t, c, s, 2*time.Second)
 				o.exact["bound with two of three"] = boundPods(t, c, []string{"w1", "w2"})
 				o.exact["w1 condition with two of three"] = conditionNow(t, c, "w1")
 				last := time.Now()
@@ -103,7 +115,9 @@ func podGroupScenarios() []scenario {
 				for _, n := range []string{"w1", "w2"} {
 					fw.CreatePod(t, c, member(pod(n, "1500m"), "train"))
 				}
-				time.Sleep(2 * time.Second)
+				// The scheduler has both members in its queue, waiting for
+				// their group, with nothing left to try.
+				waitIdle(t, c, s, 2*time.Second)
 				o.exact["bound without the group"] = boundPods(t, c, []string{"w1", "w2"})
 				o.exact["w1 condition without the group"] = conditionNow(t, c, "w1")
 				created := time.Now()
@@ -166,7 +180,31 @@ func podGroupScenarios() []scenario {
 					}
 					return true, nil
 				})
-				time.Sleep(3 * time.Second) // no second preemption while the victims terminate
+				// No second preemption while the victims terminate: first the
+				// preemption has run to its end (its goroutine ended, every
+				// victim marked), then the scheduler has looked at the group
+				// again and decided, whichever way it does: a retry after the
+				// 1 s backoff that finds the preemption ongoing (a second
+				// waiting_on_preemption attempt), or the group parked until a
+				// victim goes (idle, with every pod event so far handled, the
+				// victims' updates included: the sync pod comes after them).
+				deadline := time.Now().Add(3 * time.Second)
+				waitMetricAbove(t, s, time.Until(deadline), 0, "scheduler_preemption_goroutines_execution_total")
+				createSyncPod(t, c, "sync")
+				eventually(t, time.Until(deadline), "the high group tried again or parked", func() (bool, error) {
+					m, err := s.Metrics()
+					if err != nil {
+						return false, err
+					}
+					if fw.MetricSum(m, "scheduler_podgroup_schedule_attempts_total", `result="waiting_on_preemption"`) >= 2 {
+						return true, nil
+					}
+					idle, state, err := queueIdle(c, s)
+					if err != nil {
+						return false, err
+					}
+					return idle, fmt.Errorf("one attempt; %s", state)
+				})
 				v, err := getPod(c, "default", "low-1")
 				if err != nil {
 					t.Fatal(err)
@@ -240,7 +278,9 @@ func podGroupScenarios() []scenario {
 					fw.CreatePod(t, c, member(pod(n, "1500m"), "web"))
 				}
 				o.exact["group condition"] = waitPodGroupCondition(t, c, "web")
-				time.Sleep(2 * time.Second)
+				// Each member bound, or tried and unschedulable, before the
+				// bound ones are counted.
+				waitDecided(t, c, names, 2*time.Second)
 				o.exact["bound count"] = fmt.Sprint(strings.Count(boundPods(t, c, names), " bound"))
 			},
 		},
