@@ -218,7 +218,11 @@ func differentialScenarios() []scenario {
 				fw.CreatePod(t, c, p)
 				cond := waitCondition(t, c, "web-new")
 				o.exact["pending condition"] = cond
-				time.Sleep(3 * time.Second) // past the first backoff: the wake-up is the event's
+				// The wake-up is the event's: the pod is parked in
+				// unschedulablePods, where nothing but a cluster event moves
+				// it, and the scheduler has handled every pod event so far
+				// (its own status write included) with nothing left to try.
+				syncPodEvents(t, c, s, "sync", 3*time.Second)
 				deleted := time.Now()
 				if err := c.CoreV1().Nodes().Delete(context.Background(), "node-c", metav1.DeleteOptions{}); err != nil {
 					t.Fatal(err)
@@ -245,7 +249,8 @@ func differentialScenarios() []scenario {
 			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
 				fw.CreatePod(t, c, pod("waiting", "1"))
 				o.exact["pending condition"] = waitCondition(t, c, "waiting")
-				time.Sleep(3 * time.Second)
+				// Parked in unschedulablePods: the wake-up is the event's.
+				syncPodEvents(t, c, s, "sync", 3*time.Second)
 				deleted := time.Now()
 				forceDelete(t, c, "filler")
 				node, at := waitBound(t, c, "waiting", 60*time.Second)
@@ -294,9 +299,15 @@ func differentialScenarios() []scenario {
 					p, err := getPod(c, "default", "preemptor")
 					return err == nil && p.Status.NominatedNodeName != "", err
 				})
-				// Let a few seconds of the victim's termination pass: the
-				// preemptor must not preempt again meanwhile.
-				time.Sleep(5 * time.Second)
+				// The preemptor must not preempt again while the victim
+				// terminates: the preemption has run to its end (its
+				// goroutine ended, the victim marked and deleted), and the
+				// scheduler has handled every pod event since (the victim's
+				// updates included) and parked the preemptor, with nothing
+				// left to try until the victim goes.
+				deadline := time.Now().Add(5 * time.Second)
+				waitMetricAbove(t, s, time.Until(deadline), 0, "scheduler_preemption_goroutines_execution_total")
+				syncPodEvents(t, c, s, "sync", time.Until(deadline))
 				v, err := getPod(c, "default", "victim")
 				if err != nil {
 					t.Fatal(err)
