@@ -403,13 +403,18 @@ func differentialScenarios() []scenario {
 				// priority pops first. Without it, the two pods' backoffs can end in
 				// different windows and "second" pops from backoffQ first, in
 				// either scheduler: the script would depend on timing.
-				time.Sleep(3 * time.Second)
+				waitBackoffOver(t, c, s, []string{"second", "first"}, 3*time.Second)
 				editNode(t, c, "node-1", func(n *v1.Node) { n.Spec.Unschedulable = false })
 				node, _ := waitBound(t, c, "first", 30*time.Second) // the pod watch pauses at this Binding
 				o.exact["first"] = node
+				// Past the 30 s an assumed pod once lived: this is the
+				// scenario's precondition, time elapsed, which nothing but
+				// the clock shows. It proves nothing by itself: the retry
+				// below does, counted before "second" is read.
 				time.Sleep(35 * time.Second)
 				// A node event the rejecting plugin (NodeResourcesFit) registered: the
 				// second pod is retried while the first is still only assumed.
+				tried := fw.MetricSum(metrics(t, s), "scheduler_schedule_attempts_total", `result="unschedulable"`)
 				n, err := c.CoreV1().Nodes().Get(context.Background(), "node-1", metav1.GetOptions{})
 				if err != nil {
 					t.Fatal(err)
@@ -420,9 +425,13 @@ func differentialScenarios() []scenario {
 				if _, err := c.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(5 * time.Second)
+				// The retry ended unschedulable (counted), the watch still
+				// paused.
+				waitMetricAbove(t, s, 5*time.Second, tried, "scheduler_schedule_attempts_total", `result="unschedulable"`)
 				o.proxy.ResumeWatches()
-				time.Sleep(3 * time.Second)
+				// The scheduler has caught up with the watch (the first pod's
+				// binding, then the sync pod) and has nothing left to try.
+				syncPodEvents(t, c, s, "sync", 3*time.Second)
 				p, err := getPod(c, "default", "second")
 				if err != nil {
 					t.Fatal(err)
@@ -478,8 +487,9 @@ func differentialScenarios() []scenario {
 			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
 				fw.CreateNode(t, c, "a-big", "32", "128Gi", 110, nil)
 				// The node's watch event reaches the scheduler before the
-				// pod's (no order holds between two watches: a second).
-				time.Sleep(time.Second)
+				// pod's (no order holds between two watches): its cache
+				// counts the node.
+				waitCachedNodes(t, s, 601, time.Second)
 				fw.CreatePod(t, c, pod("p1", "1"))
 				node, _ := waitBound(t, c, "p1", 60*time.Second)
 				o.exact["p1 bound to the node added last"] = fmt.Sprint(node == "a-big")
