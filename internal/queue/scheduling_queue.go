@@ -277,19 +277,23 @@ func (q *PriorityQueue) popLocked() *framework.QueuedPodInfo {
 		p, _ = q.backoffQ.PopTop()
 		metrics.QueueIncomingPods.WithLabelValues(metrics.ActiveQ, "PopFromBackoffQ").Inc()
 	}
-	if q.groups != nil {
-		q.groups.lastPopped = qKey(p)
-		if p.Group != nil {
-			if !q.popEntityLocked(p) {
-				return nil
-			}
-			q.schedulingCycle++
-			return p
+	if p.Group != nil {
+		if !q.popEntityLocked(p) {
+			return nil
 		}
+		// Recorded once its members are in flight (upstream's
+		// unlockedPop): a group discarded here has no cycle to end, and
+		// members arriving later must not wait in pending for one.
+		q.groups.lastPopped = qKey(p)
+		q.schedulingCycle++
+		return p
 	}
 	if _, dup := q.inFlightPods[p.Pod.UID]; dup {
 		q.logger.Error(nil, "Discarding a popped pod that is already in flight", "pod", klog.KObj(p.Pod))
 		return nil
+	}
+	if q.groups != nil {
+		q.groups.lastPopped = qKey(p)
 	}
 	p.Attempts++
 	q.schedulingCycle++
