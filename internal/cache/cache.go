@@ -157,8 +157,16 @@ func (c *Cache) AssumePodInfo(pi *framework.PodInfo) error {
 	return nil
 }
 
-// ForgetPod undoes AssumePod.
-func (c *Cache) ForgetPod(pod *v1.Pod) error {
+// ForgetPod undoes AssumePod for a pod that still exists: a member of a
+// pod group goes back to its group's unscheduled pods.
+func (c *Cache) ForgetPod(pod *v1.Pod) error { return c.removeAssumed(pod, true) }
+
+// RemoveAssumedPod removes an assumed pod that was deleted from the
+// cluster (upstream's RemoveAssumedPod): as ForgetPod, but a member of a
+// pod group leaves its group's state, so the group no longer counts it.
+func (c *Cache) RemoveAssumedPod(pod *v1.Pod) error { return c.removeAssumed(pod, false) }
+
+func (c *Cache) removeAssumed(pod *v1.Pod, forget bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ps, ok := c.podStates[pod.UID]
@@ -173,7 +181,11 @@ func (c *Cache) ForgetPod(pod *v1.Pod) error {
 	}
 	delete(c.podStates, pod.UID)
 	c.assumedPods.Delete(pod.UID)
-	c.podGroupForgotten(pod)
+	if forget {
+		c.podGroupForgotten(pod)
+	} else {
+		c.podGroupRemoved(pod)
+	}
 	return nil
 }
 

@@ -207,13 +207,21 @@ func (c *Cache) removePodGroupMemberLocked(pod *v1.Pod) {
 
 // podGroupAssumed and podGroupForgotten follow AssumePod and ForgetPod
 // (the lock held).
+//
+// A pod assumed into a group the cache knows but that no longer lists it
+// (deleted while its group's cycle ran) is not counted, as upstream's
+// assumePodGroupMember: it would count towards a gang's minCount. Only a
+// group not known at all is started with it.
 func (c *Cache) podGroupAssumed(pod *v1.Pod) {
 	if !c.isPodGroupMember(pod) {
 		return
 	}
-	st := c.stateFor(podGroupKeyOf(pod))
-	if _, ok := st.all[pod.UID]; !ok {
+	key := podGroupKeyOf(pod)
+	st, ok := c.podGroups[key]
+	if !ok {
+		st = newPodGroupState()
 		st.all[pod.UID] = pod
+		c.podGroups[key] = st
 	}
 	st.assumePod(pod)
 }

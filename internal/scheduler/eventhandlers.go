@@ -168,9 +168,11 @@ func lowerOrEqualPriority(pod *v1.Pod) func(*v1.Pod) bool {
 
 // handleAssumedPodDeletion frees what a pod that is being deleted holds
 // while its binding is under way: a pod waiting at Permit is rejected
-// (its binding cycle cleans up); otherwise it is forgotten at once, and
-// its binding, which will fail, finds it gone. A binding cycle that has
-// not reached Bind is cancelled: a PreBind that waits ends at once.
+// (its binding cycle cleans up); otherwise it is removed from the cache at
+// once (a pod group's member leaves its group: upstream's
+// RemoveAssumedPod), and its binding, which will fail, finds it gone. A
+// binding cycle that has not reached Bind is cancelled: a PreBind that
+// waits ends at once.
 func (s *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
 	cached, ok := s.Cache.GetPod(pod)
 	if !ok {
@@ -178,8 +180,8 @@ func (s *Scheduler) handleAssumedPodDeletion(pod *v1.Pod) {
 	}
 	defer s.cancelPreBinding(cached.UID, errPodDeleted)
 	if !s.rejectWaitingPod(cached, "deleted") {
-		if err := s.Cache.ForgetPod(cached); err != nil {
-			s.logger.Error(err, "Forgetting a deleted assumed pod", "pod", klog.KObj(cached))
+		if err := s.Cache.RemoveAssumedPod(cached); err != nil {
+			s.logger.Error(err, "Removing a deleted assumed pod", "pod", klog.KObj(cached))
 		}
 	}
 	s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, cached, nil, nil)

@@ -180,11 +180,15 @@ func (s *Scheduler) observe(fwk *runtime.Framework, point string, st *framework.
 
 // safeSchedulingCycle turns a panic in the cycle (a plugin's, or ours on a
 // malformed pod) into an Error status: that pod fails and backs off, the
-// scheduler goes on. If the pod was assumed before the panic, it is forgotten.
+// scheduler goes on. If the pod was assumed before the panic (a Reserve or
+// Permit plugin panicked), the Unreserve plugins run and it is forgotten,
+// as after any failure past assume: what Reserve plugins hold for it (DRA
+// allocations in flight, assumed volumes) is released.
 func (s *Scheduler) safeSchedulingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo) (assumed *v1.Pod, res cycleResult, st *framework.Status) {
 	defer func() {
 		if r := recover(); r != nil {
 			if p, ok := s.Cache.GetPod(pInfo.Pod); ok && s.Cache.IsAssumedPod(p) {
+				s.unreserveAfterPanic(ctx, state, fwk, p)
 				s.forget(ctx, p)
 			}
 			assumed, res = nil, cycleResult{}
@@ -192,6 +196,17 @@ func (s *Scheduler) safeSchedulingCycle(ctx context.Context, state *framework.Cy
 		}
 	}()
 	return s.schedulingCycle(ctx, state, fwk, pInfo)
+}
+
+// unreserveAfterPanic runs the Unreserve plugins for a pod whose cycle
+// panicked after assume; a panic in them is logged, not raised again.
+func (s *Scheduler) unreserveAfterPanic(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, assumed *v1.Pod) {
+	defer func() {
+		if r := recover(); r != nil {
+			klog.FromContext(ctx).Error(fmt.Errorf("%v", r), "Unreserve panicked after a panic in the scheduling cycle", "pod", klog.KObj(assumed))
+		}
+	}()
+	fwk.RunReservePluginsUnreserve(ctx, state, assumed, assumed.Spec.NodeName)
 }
 
 // skipPodSchedule is true for a pod deleted meanwhile or already assumed.
@@ -325,6 +340,21 @@ func (s *Scheduler) forget(ctx context.Context, assumed *v1.Pod) {
 	}
 }
 
+// forgetOrRemove undoes the assumption of a pod whose binding cycle
+// failed. A pod still in the world is forgotten: a pod group's member goes
+// back to its group's unscheduled pods. A pod deleted meanwhile (rejected
+// at Permit by its deletion, whose handler leaves the cleanup to this
+// cycle) is removed: its group no longer counts it. Upstream forgets it
+// in both cases and keeps a deleted member in its group's state; kubesched
+// reads the world, so that a gang is never admitted short of minCount by
+// a pod that no longer exists.
+func (s *Scheduler) forgetOrRemove(assumed *v1.Pod) error {
+	if s.deletedMeanwhile(assumed) {
+		return s.Cache.RemoveAssumedPod(assumed)
+	}
+	return s.Cache.ForgetPod(assumed)
+}
+
 // bindingCycle runs the whole binding cycle at once; it returns the
 // outcome.
 func (s *Scheduler) bindingCycle(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, res ScheduleResult, assumed *v1.Pod, pInfo *framework.QueuedPodInfo, cycle int64) *framework.Status {
@@ -345,7 +375,9 @@ func (s *Scheduler) preBindingCycle(ctx context.Context, state *framework.CycleS
 	s.addPreBinding(assumed.UID, cancel)
 	if st := fwk.WaitOnPermit(ctx, assumed); !st.IsSuccess() {
 		s.removePreBinding(assumed.UID)
-		return s.handleBindingCycleError(ctx, state, fwk, assumed, host, pInfo, rejectionOnNode(pInfo.Pod, host, st), cycle)
+		// The wait may have ended by the cancellation itself (the pod's
+		// deletion): Unreserve and the status patch must still run.
+		return s.handleBindingCycleError(context.WithoutCancel(ctx), state, fwk, assumed, host, pInfo, rejectionOnNode(pInfo.Pod, host, st), cycle)
 	}
 	start := s.clock.Now()
 	st := fwk.RunPreBindPlugins(ctx, state, assumed, host)
@@ -414,7 +446,7 @@ func (s *Scheduler) recoverBindingCycle(ctx context.Context, state *framework.Cy
 // sent first.
 func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, assumed *v1.Pod, host string, pInfo *framework.QueuedPodInfo, st *framework.Status, cycle int64) *framework.Status {
 	fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
-	if err := s.Cache.ForgetPod(assumed); err != nil {
+	if err := s.forgetOrRemove(assumed); err != nil {
 		// Already forgotten: the pod was deleted while binding.
 		klog.FromContext(ctx).V(2).Info("Forgetting assumed pod", "err", err)
 	} else if st.IsRejected() {

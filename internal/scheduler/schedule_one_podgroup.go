@@ -28,18 +28,19 @@ import (
 //	  (one scheduler name, the group's priority on every pod, one
 //	  preemption policy), members deleted or assumed meanwhile skipped
 //	podGroupAlgorithm: PlacementFeasible; then each member in order
-//	  through the ordinary algorithm, assumed (and reserved) where it
-//	  lands so the next ones see it; PlacementFeasible after each; every
-//	  assumption undone at the end, whatever the outcome
-//	submitPodGroupResult: on success each placed member is assumed,
-//	  reserved and permitted again and bound; otherwise every member fails
-//	  with the group's reason (or its own); the PodGroup's
+//	  through the ordinary algorithm, assumed in the snapshot (and
+//	  reserved) where it lands so the next ones see it; PlacementFeasible
+//	  after each; every assumption undone at the end, whatever the outcome
+//	submitPodGroupResult: on success each placed member is assumed in
+//	  the cache, reserved and permitted again and bound; otherwise every
+//	  member fails with the group's reason (or its own); the PodGroup's
 //	  PodGroupInitiallyScheduled condition says which
 //
-// The members are assumed in the cache (and so seen through the snapshot
-// each member's cycle refreshes), where upstream assumes them in the
-// snapshot only: the same placements when nothing else changes the cache
-// during the group's cycle, which is always so in a simulation.
+// As upstream, the snapshot is taken once, when the group's cycle starts,
+// and the members are assumed in it only: the cache, which the event
+// handlers change meanwhile, sees none of them until the group's result
+// is submitted (a member deleted during the cycle is an unassumed pod
+// there, removed from its group at once).
 
 // errPodGroupUnschedulable is upstream's error for a member whose group
 // could not be placed whole.
@@ -83,6 +84,16 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 		return
 	}
 	fwk := s.Profiles[g.Members[0].Pod.Spec.SchedulerName]
+	// One snapshot for the whole cycle (upstream takes it first thing).
+	s.Cache.UpdateSnapshot(s.snapshot)
+	s.pinSnapshot = true
+	pinned := true
+	unpin := func() {
+		if pinned {
+			s.pinSnapshot, pinned = false, false
+		}
+	}
+	defer unpin()
 	kept := g.Members[:0]
 	for _, m := range g.Members {
 		if s.skipPodSchedule(m.Pod) {
@@ -110,10 +121,15 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 		results = append(results, memberResult{pInfo: m, state: state, status: status, start: s.clock.Now()})
 	}
 	waiting := false
+	// The queue is told the algorithm's status, captured before the
+	// PodGroupPostFilter plugins run: their error fails the members, but
+	// the group backs off as unschedulable (upstream's rootStatus).
+	queueStatus := status
 	if status.Code() == framework.Unschedulable {
 		status, waiting = s.runPodGroupPostFilter(ctx, fwk, g, results, status)
 	}
-	s.submitPodGroupResult(ctx, fwk, e, results, status, waiting, cycle)
+	unpin()
+	s.submitPodGroupResult(ctx, fwk, e, results, status, queueStatus, waiting, cycle)
 	result := metrics.ErrorResult
 	switch {
 	case status.IsSuccess():
@@ -224,9 +240,10 @@ func (s *Scheduler) podGroupSchedulingAlgorithm(ctx context.Context, fwk *runtim
 // the snapshot's candidate nodes: a result per member tried, the status,
 // and whether any member was placed.
 //
-// dry places the members in the snapshot only (a preemption dry run on a
-// snapshot the PodGroupPostFilter changed), not in the cache, and runs no
-// Reserve plugins; either way the placements are undone before it returns.
+// Members are placed in the snapshot only, never in the cache. dry (a
+// preemption dry run on a snapshot the PodGroupPostFilter changed) runs
+// no Reserve plugins; either way the placements are undone before it
+// returns.
 func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, dry bool) ([]memberResult, *framework.Status, bool) {
 	var reverts []func()
 	defer func() {
@@ -284,7 +301,8 @@ func (s *Scheduler) podGroupAlgorithm(ctx context.Context, fwk *runtime.Framewor
 
 // podGroupMemberAlgorithm runs the ordinary algorithm for one member
 // (without PostFilter: the group's preemption runs for the group) and, if
-// it fits, assumes and reserves it; the revert undoes that.
+// it fits, assumes it in the snapshot and reserves it; the revert undoes
+// that.
 func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Framework, m *framework.QueuedPodInfo, dry bool) (memberResult, func()) {
 	pod := m.Pod
 	state := framework.NewCycleState()
@@ -310,29 +328,61 @@ func (s *Scheduler) podGroupMemberAlgorithm(ctx context.Context, fwk *runtime.Fr
 		}
 		return r, nil
 	}
+	host := res.SuggestedHost
 	if dry {
-		host := res.SuggestedHost
 		if err := s.snapshot.AddPodInfo(host, m.PodInfo); err != nil {
 			r.status = framework.AsStatus(err)
 			return r, nil
 		}
 		r.host = host
-		return r, func() { _ = s.snapshot.RemovePod(host, pod) }
+		return r, func() { s.forgetInSnapshot(ctx, host, pod) }
 	}
-	assumed, st := s.assumeAndReserve(ctx, state, fwk, m, res.SuggestedHost)
+	assumed, st := s.assumeAndReserveInSnapshot(ctx, state, fwk, m, host)
 	if !st.IsSuccess() {
 		none := ""
 		r.nominating, r.status = &none, st
 		return r, nil
 	}
-	r.host = res.SuggestedHost
+	r.host = host
 	return r, func() {
-		fwk.RunReservePluginsUnreserve(ctx, state, assumed, r.host)
-		s.forget(ctx, assumed)
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
+		s.forgetInSnapshot(ctx, host, assumed)
 		if nnn := pod.Status.NominatedNodeName; nnn != "" {
 			// Assuming dropped the nomination; undoing it restores it.
 			s.Queue.AddNominatedPod(m.PodInfo, nnn)
 		}
+	}
+}
+
+// assumeAndReserveInSnapshot is assumeAndReserve for a member in its
+// group's cycle: the pod is assumed in the cycle's snapshot, not in the
+// cache (upstream's assume with IsPodGroupSchedulingCycle).
+func (s *Scheduler) assumeAndReserveInSnapshot(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, pInfo *framework.QueuedPodInfo, host string) (*v1.Pod, *framework.Status) {
+	pod := pInfo.Pod
+	assumed := new(v1.Pod)
+	*assumed = *pod
+	assumed.Spec.NodeName = host
+	if err := s.snapshot.AddPodInfo(host, pInfo.PodInfo.WithPod(assumed)); err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	s.Queue.DeleteNominatedPodIfExists(pod)
+	if st := fwk.RunReservePluginsReserve(ctx, state, assumed, host); !st.IsSuccess() {
+		fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
+		s.forgetInSnapshot(ctx, host, assumed)
+		if nnn := pod.Status.NominatedNodeName; nnn != "" {
+			s.Queue.AddNominatedPod(pInfo.PodInfo, nnn)
+		}
+		return nil, rejectionOnNode(pod, host, st)
+	}
+	return assumed, nil
+}
+
+// forgetInSnapshot takes a member placed in the group's snapshot out
+// again; should that fail, the next cycle copies every node anew.
+func (s *Scheduler) forgetInSnapshot(ctx context.Context, host string, pod *v1.Pod) {
+	if err := s.snapshot.RemovePod(host, pod); err != nil {
+		klog.FromContext(ctx).Error(err, "Forgetting a pod group member in the snapshot", "pod", klog.KObj(pod), "node", host)
+		s.snapshot.Invalidate()
 	}
 }
 
@@ -356,9 +406,11 @@ func (s *Scheduler) runPodGroupPostFilter(ctx context.Context, fwk *runtime.Fram
 		}
 		return out, st
 	}
-	s.pinSnapshot = true
-	res, st := fwk.RunPodGroupPostFilterPlugins(ctx, g, schedule)
-	s.pinSnapshot = false
+	state := framework.NewPodGroupCycleState()
+	for _, r := range results {
+		state.SetMember(r.pInfo.Pod, r.state)
+	}
+	res, st := fwk.RunPodGroupPostFilterPlugins(ctx, state, g, schedule)
 	s.snapshot.Invalidate()
 	if st.Code() == framework.Error {
 		return st, false
@@ -386,7 +438,7 @@ func (s *Scheduler) runPodGroupPostFilter(ctx context.Context, fwk *runtime.Fram
 // waiting: the group's preemption succeeded; the members go back to wait
 // for the victims to leave, each with the group's status and its
 // nomination.
-func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Framework, e *framework.QueuedPodInfo, results []memberResult, status *framework.Status, waiting bool, cycle int64) {
+func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Framework, e *framework.QueuedPodInfo, results []memberResult, status, queueStatus *framework.Status, waiting bool, cycle int64) {
 	g := e.Group
 	type binding struct {
 		r       memberResult
@@ -404,6 +456,14 @@ func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Frame
 			none := ""
 			s.failMember(ctx, fwk, r, st, &none, cycle)
 			failed++
+		case r.status.IsSuccess() && status.IsSuccess() && s.deletedMeanwhile(r.pInfo.Pod):
+			// Deleted while the group's cycle ran (its event found it
+			// unassumed and took it out of the queue and its group):
+			// upstream assumes it all the same, and it holds its room,
+			// and a gang's Permit, until the Permit timeout; kubesched
+			// drops it here.
+			klog.FromContext(ctx).V(2).Info("Pod group member deleted during its group's cycle; not bound", "pod", klog.KObj(r.pInfo.Pod))
+			s.Queue.Done(r.pInfo.Pod)
 		case r.status.IsSuccess() && status.IsSuccess():
 			r.state.PodGroupCycle = false
 			assumed, st := s.assumeReservePermit(ctx, r.state, fwk, r.pInfo, r.host)
@@ -446,10 +506,17 @@ func (s *Scheduler) submitPodGroupResult(ctx context.Context, fwk *runtime.Frame
 		klog.FromContext(ctx).Error(status.AsError(), "Error scheduling pod group", "errorPods", len(results))
 	}
 	s.updatePodGroupCondition(ctx, g.PodGroup, cond)
-	s.Queue.AddAttemptedPodGroupIfNeeded(e, status)
+	s.Queue.AddAttemptedPodGroupIfNeeded(e, queueStatus)
 	for _, b := range toBind {
 		s.startBinding(ctx, b.r.state, fwk, b.r.pInfo, b.assumed, ScheduleResult{SuggestedHost: b.r.host}, b.r.start, cycle)
 	}
+}
+
+// deletedMeanwhile: the pod is gone from the world, replaced by another of
+// its name, or terminating.
+func (s *Scheduler) deletedMeanwhile(pod *v1.Pod) bool {
+	cur, ok := s.world.GetPod(pod.Namespace, pod.Name)
+	return !ok || cur.UID != pod.UID || cur.DeletionTimestamp != nil
 }
 
 // failMember records a member's failed attempt as a pod's.

@@ -184,13 +184,41 @@ type PodGroupPostFilterResult struct {
 	Nominations map[types.NamespacedName]string
 }
 
+// PodGroupCycleState is a group's cycle as its PodGroupPostFilter plugins
+// see it: each member's cycle state from the algorithm that just failed
+// (its PreFilter and Filter ran there; upstream keeps them in the group's
+// cycle state, as DynamicResources' podsStateData).
+type PodGroupCycleState struct {
+	members map[types.NamespacedName]*CycleState
+}
+
+// NewPodGroupCycleState starts an empty one.
+func NewPodGroupCycleState() *PodGroupCycleState {
+	return &PodGroupCycleState{members: map[types.NamespacedName]*CycleState{}}
+}
+
+// SetMember records a member's cycle state.
+func (s *PodGroupCycleState) SetMember(pod *v1.Pod, state *CycleState) {
+	s.members[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = state
+}
+
+// Member is a member's cycle state; nil when the member was not tried (or
+// s is nil).
+func (s *PodGroupCycleState) Member(namespace, name string) *CycleState {
+	if s == nil {
+		return nil
+	}
+	return s.members[types.NamespacedName{Namespace: namespace, Name: name}]
+}
+
 // PodGroupPostFilterPlugin runs for a group that did not fit (upstream's
-// PodGroupPostFilter extension point: preemption for a whole group). It may
-// change the snapshot's NodeInfos (removing victims, adding members): the
-// scheduler refreshes the snapshot from the cache afterwards.
+// PodGroupPostFilter extension point: preemption for a whole group,
+// deallocation of its members' claims). It may change the snapshot's
+// NodeInfos (removing victims, adding members): the scheduler refreshes
+// the snapshot from the cache afterwards.
 type PodGroupPostFilterPlugin interface {
 	Plugin
-	PodGroupPostFilter(ctx context.Context, g *QueuedPodGroupInfo, schedule PodGroupSchedulingFunc) (*PodGroupPostFilterResult, *Status)
+	PodGroupPostFilter(ctx context.Context, state *PodGroupCycleState, g *QueuedPodGroupInfo, schedule PodGroupSchedulingFunc) (*PodGroupPostFilterResult, *Status)
 }
 
 // Preemptor is who preempts a victim: a pod, or a pod group (upstream's

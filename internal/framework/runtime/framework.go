@@ -401,11 +401,11 @@ func (f *Framework) RunPlacementFeasiblePlugins(ctx context.Context, state *fram
 // group that did not fit (upstream's RunPodGroupPostFilterPlugins): the
 // first success or UnschedulableAndUnresolvable ends it; Unschedulable
 // reasons are gathered; anything else is an error.
-func (f *Framework) RunPodGroupPostFilterPlugins(ctx context.Context, g *framework.QueuedPodGroupInfo, schedule framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
+func (f *Framework) RunPodGroupPostFilterPlugins(ctx context.Context, state *framework.PodGroupCycleState, g *framework.QueuedPodGroupInfo, schedule framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
 	var reasons []string
 	rejector := ""
 	for _, pl := range f.podGroupPostFilter {
-		res, st := pl.PodGroupPostFilter(ctx, g, schedule)
+		res, st := pl.PodGroupPostFilter(ctx, state, g, schedule)
 		switch {
 		case st.IsSuccess():
 			return res, st

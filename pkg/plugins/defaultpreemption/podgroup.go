@@ -71,7 +71,7 @@ func moreImportantVictim(a, b *groupVictim) bool {
 }
 
 // PodGroupPostFilter implements framework.PodGroupPostFilterPlugin.
-func (pl *DefaultPreemption) PodGroupPostFilter(ctx context.Context, g *framework.QueuedPodGroupInfo, schedule framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
+func (pl *DefaultPreemption) PodGroupPostFilter(ctx context.Context, _ *framework.PodGroupCycleState, g *framework.QueuedPodGroupInfo, schedule framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
 	res, st := pl.preemptForGroup(ctx, g, schedule)
 	metrics.WorkloadPreemptionAttempts.WithLabelValues(st.Code().String()).Inc()
 	if msg := st.Message(); msg != "" {

@@ -343,6 +343,15 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 		// "Differences from kube-scheduler").
 		return nil, framework.NewStatus(framework.Unschedulable)
 	}
+	_, st := pl.deallocateOrDeletePodClaims(ctx, pod, s)
+	return nil, st
+}
+
+// deallocateOrDeletePodClaims is upstream's: it deallocates the first
+// allocated claim of the pod that some node could not use and that no
+// other pod uses, or else deletes the pod's claim for extended resources
+// backed by devices. found is false when there was nothing to do.
+func (pl *DynamicResources) deallocateOrDeletePodClaims(ctx context.Context, pod *v1.Pod, s *stateData) (bool, *framework.Status) {
 	s.mu.Lock()
 	idx := make([]int, 0, len(s.unavailableClaims))
 	for i := range s.unavailableClaims {
@@ -368,27 +377,49 @@ func (pl *DynamicResources) PostFilter(ctx context.Context, cs *framework.CycleS
 			c.Status.ReservedFor = nil
 			c.Status.Allocation = nil
 			c.Status.Devices = nil
+			klog.FromContext(ctx).V(5).Info("Deallocation of ResourceClaim", "pod", klog.KObj(pod), "resourceclaim", klog.KObj(c))
 			if _, err := w.UpdateResourceClaimStatus(ctx, c); err != nil {
-				return nil, framework.AsStatus(err)
+				return true, framework.AsStatus(err)
 			}
-			return nil, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
+			return true, framework.NewStatus(framework.Unschedulable, "deallocation of ResourceClaim completed")
 		}
 	}
 	if st, done := pl.postFilterExtended(ctx, s); done {
-		return nil, st
+		return true, st
 	}
-	return nil, framework.NewStatus(framework.Unschedulable)
+	return false, framework.NewStatus(framework.Unschedulable)
 }
 
 var _ framework.PodGroupPostFilterPlugin = &DynamicResources{}
 
 // PodGroupPostFilter implements framework.PodGroupPostFilterPlugin for a
-// pod group that did not fit. Upstream (v1.37.2) deallocates or deletes
-// the claims of each member that its PostFilter would, then reports
-// "deallocation and deletion of ResourceClaims completed" as Unschedulable
-// (which ends up in the group's message when no later plugin succeeds).
-// kubesched reports the same but does not deallocate members' claims yet
-// (docs/podgroups.md).
-func (pl *DynamicResources) PodGroupPostFilter(context.Context, *framework.QueuedPodGroupInfo, framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
+// pod group that did not fit, as v1.37.2's: for each of the group's
+// unscheduled pods tried in the failed cycle, what its PostFilter would do
+// (a claim allocated where it cannot be used is deallocated, a claim for
+// extended resources deleted), so the next cycle can allocate anew; then
+// Unschedulable with "deallocation and deletion of ResourceClaims
+// completed". A group with topology constraints while
+// TopologyAwareWorkloadScheduling is on is left alone (a bare
+// Unschedulable), as upstream. The group's own claims (the
+// DRAWorkloadResourceClaims gate) are not supported, so there are none
+// to unreserve.
+func (pl *DynamicResources) PodGroupPostFilter(ctx context.Context, state *framework.PodGroupCycleState, g *framework.QueuedPodGroupInfo, _ framework.PodGroupSchedulingFunc) (*framework.PodGroupPostFilterResult, *framework.Status) {
+	if pl.h.Features().TopologyAwareWorkloadScheduling && g.PodGroup != nil && g.PodGroup.Spec.SchedulingConstraints != nil {
+		klog.FromContext(ctx).V(5).Info("DRA PodGroupPostFilter is not supporting topology-aware workloads", "podGroup", g.Name)
+		return nil, framework.NewStatus(framework.Unschedulable)
+	}
+	for _, pod := range g.UnscheduledPods {
+		cs := state.Member(pod.Namespace, pod.Name)
+		if cs == nil {
+			continue
+		}
+		s, err := getState(cs)
+		if err != nil {
+			continue // PreFilter did not get this far for the pod
+		}
+		if _, st := pl.deallocateOrDeletePodClaims(ctx, pod, s); st.Code() == framework.Error {
+			return nil, st
+		}
+	}
 	return nil, framework.NewStatus(framework.Unschedulable, "deallocation and deletion of ResourceClaims completed")
 }

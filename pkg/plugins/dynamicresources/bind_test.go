@@ -332,3 +332,68 @@ func TestPreBindWaitsForBindingConditions(t *testing.T) {
 		})
 	}
 }
+
+func TestPodGroupPostFilterDeallocatesWhatEachMembersPostFilterWould(t *testing.T) {
+	members := []*v1.Pod{
+		st.MakePod().Name("p1").UID("p1").InGroup("g").Claim("gpu", "c1").Obj(),
+		st.MakePod().Name("p2").UID("p2").InGroup("g").Claim("gpu", "c2").Obj(),
+	}
+	tests := []struct {
+		name string
+		// tried are the members the failed cycle ran PreFilter for.
+		tried     []int
+		topology  bool
+		gates     framework.Features
+		wantCalls []string
+		want      string
+	}{
+		{name: "each member's claim allocated where no node can use it is deallocated",
+			tried: []int{0, 1}, wantCalls: []string{"updateStatus c1", "updateStatus c2"},
+			want: "Unschedulable: deallocation and deletion of ResourceClaims completed"},
+		{name: "a member the cycle did not try keeps its claim",
+			tried: []int{0}, wantCalls: []string{"updateStatus c1"},
+			want: "Unschedulable: deallocation and deletion of ResourceClaims completed"},
+		{name: "a topology-constrained group is left alone while TopologyAwareWorkloadScheduling is on",
+			tried: []int{0, 1}, topology: true, gates: framework.Features{GenericWorkload: true, TopologyAwareWorkloadScheduling: true},
+			want: "Unschedulable"},
+		{name: "a topology-constrained group is handled as any other while TopologyAwareWorkloadScheduling is off",
+			tried: []int{0, 1}, topology: true, gates: framework.Features{GenericWorkload: true},
+			wantCalls: []string{"updateStatus c1", "updateStatus c2"},
+			want:      "Unschedulable: deallocation and deletion of ResourceClaims completed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := []interface{}{st.DeviceClass("gpu", driver),
+				st.MakeClaim("c1").Request("gpu", "gpu", 1).AllocatedOn("b", driver, "gpu-0").Obj(),
+				st.MakeClaim("c2").Request("gpu", "gpu", 1).AllocatedOn("b", driver, "gpu-1").Obj()}
+			w := newRecorder(objs...)
+			l, err := framework.StaticListers(objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := New(context.Background(), nil, st.FakeHandle{Objects: objs, DRA: NewManager(l), Claims: w, Gates: tt.gates})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl := p.(*DynamicResources)
+			nodes := st.NodeInfos([]*v1.Node{st.MakeNode().Name("a").Obj()}, nil)
+			gs := framework.NewPodGroupCycleState()
+			for _, i := range tt.tried {
+				state, _ := cycle(t, pl, members[i], nodes, "")
+				gs.SetMember(members[i], state)
+			}
+			pg := st.MakePodGroup("g").Gang(2)
+			if tt.topology {
+				pg = pg.Topology("rack")
+			}
+			g := &framework.QueuedPodGroupInfo{PodGroupInfo: &framework.PodGroupInfo{Namespace: "default", Name: "g", PodGroup: pg.Obj(), UnscheduledPods: members}}
+			_, s := pl.PodGroupPostFilter(context.Background(), gs, g, nil)
+			if got := st.Verdict(s); got != tt.want {
+				t.Errorf("PodGroupPostFilter: %q, want %q", got, tt.want)
+			}
+			if diff := cmp.Diff(tt.wantCalls, w.calls); diff != "" {
+				t.Errorf("calls (-want,+got):\n%s", diff)
+			}
+		})
+	}
+}
