@@ -1379,8 +1379,11 @@ func (s *soak) recordViolation(key, msg string) {
 
 func (s *soak) checkOnce() {
 	ctx := context.Background()
-	nodes, err1 := s.c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	// Pods first: a node listed after them has the status it had when
+	// its pods were bound (a new node has no allocatable until its
+	// status is written, and nothing may be bound to it before).
 	pods, err2 := s.c.CoreV1().Pods(soakNS).List(ctx, metav1.ListOptions{})
+	nodes, err1 := s.c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	claims, err3 := s.c.ResourceV1().ResourceClaims(soakNS).List(ctx, metav1.ListOptions{})
 	pvcs, err4 := s.c.CoreV1().PersistentVolumeClaims(soakNS).List(ctx, metav1.ListOptions{})
 	pvs, err5 := s.c.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
@@ -1484,6 +1487,12 @@ func soakViolations(nodes []v1.Node, pods []v1.Pod, claims []resourceapi.Resourc
 			continue
 		}
 		alloc := n.Status.Allocatable
+		if alloc.Pods().Value() == 0 {
+			// Status not written yet: listed before the pods were, or a
+			// pod bound where no scheduler would bind it.
+			add("pods", n.Name, fmt.Sprintf("node %s without allocatable has %d pods bound", n.Name, u.pods))
+			continue
+		}
 		if u.cpu.Cmp(alloc[v1.ResourceCPU]) > 0 {
 			add("cpu", n.Name, fmt.Sprintf("node %s: %s cpu requested of %s", n.Name, u.cpu.String(), ptrs.To(alloc[v1.ResourceCPU]).String()))
 		}
