@@ -110,7 +110,7 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 	}
 	logger.V(3).Info("Attempting to schedule pod group")
 	start := s.clock.Now()
-	results, status := s.podGroupSchedulingAlgorithm(ctx, fwk, g, false)
+	results, status := s.safePodGroupAlgorithm(ctx, fwk, g)
 	metrics.PodGroupSchedulingAlgorithmDuration.Observe(s.clock.Since(start).Seconds())
 	// Members not tried (an early stop) take the group's status, before
 	// preemption nominates them too (upstream's completePodGroupAlgorithmResult).
@@ -126,7 +126,7 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 	// the group backs off as unschedulable (upstream's rootStatus).
 	queueStatus := status
 	if status.Code() == framework.Unschedulable {
-		status, waiting = s.runPodGroupPostFilter(ctx, fwk, g, results, status)
+		status, waiting = s.safePodGroupPostFilter(ctx, fwk, g, results, status)
 	}
 	unpin()
 	s.submitPodGroupResult(ctx, fwk, e, results, status, queueStatus, waiting, cycle)
@@ -142,6 +142,34 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 	d := s.clock.Since(start).Seconds()
 	metrics.PodGroupScheduleAttempts.WithLabelValues(result, fwk.ProfileName()).Inc()
 	metrics.PodGroupSchedulingAttemptDuration.WithLabelValues(result, fwk.ProfileName()).Observe(d)
+}
+
+// safePodGroupAlgorithm turns a panic in the group's algorithm (ours, or
+// a plugin's not caught by the runtime) into an Error for the group, as
+// safeSchedulingCycle does for a pod: every member fails and backs off,
+// the scheduler goes on. The algorithm's own deferred reverts have undone
+// its placements and Reserve calls on the way out; the snapshot, which a
+// panic may have left half changed, is copied anew at the next cycle.
+func (s *Scheduler) safePodGroupAlgorithm(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo) (results []memberResult, st *framework.Status) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.snapshot.Invalidate()
+			results, st = nil, framework.AsStatus(fmt.Errorf("pod group scheduling cycle panicked: %v", r))
+		}
+	}()
+	return s.podGroupSchedulingAlgorithm(ctx, fwk, g, false)
+}
+
+// safePodGroupPostFilter is runPodGroupPostFilter with a panic turned into
+// an Error, as safePodGroupAlgorithm.
+func (s *Scheduler) safePodGroupPostFilter(ctx context.Context, fwk *runtime.Framework, g *framework.QueuedPodGroupInfo, results []memberResult, status *framework.Status) (st *framework.Status, waiting bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.snapshot.Invalidate()
+			st, waiting = framework.AsStatus(fmt.Errorf("pod group post filter panicked: %v", r)), false
+		}
+	}()
+	return s.runPodGroupPostFilter(ctx, fwk, g, results, status)
 }
 
 // podGroupFailureBeforeScheduling fails every member with err (an error:

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -24,7 +25,7 @@ func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	for _, pl := range f.reserve {
 		start := pluginStart(state)
-		st := pl.Reserve(ctx, state, pod, node)
+		st := runReserve(ctx, pl, state, pod, node)
 		if state.RecordPluginMetrics {
 			observePlugin(pl.Name(), "Reserve", st, start)
 		}
@@ -35,18 +36,38 @@ func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *framewo
 	return nil
 }
 
-// RunReservePluginsUnreserve runs Unreserve in reverse order.
+func runReserve(ctx context.Context, pl framework.ReservePlugin, state *framework.CycleState, pod *v1.Pod, node string) (st *framework.Status) {
+	defer recoverAsStatus(pl.Name(), "Reserve", &st)
+	return pl.Reserve(ctx, state, pod, node)
+}
+
+// RunReservePluginsUnreserve runs Unreserve in reverse order; a plugin's
+// panic is logged and the others still run (each releases its own).
 func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) {
 	for i := len(f.reserve) - 1; i >= 0; i-- {
-		f.reserve[i].Unreserve(ctx, state, pod, node)
+		runUnreserve(ctx, f.reserve[i], state, pod, node)
 	}
+}
+
+func runUnreserve(ctx context.Context, pl framework.ReservePlugin, state *framework.CycleState, pod *v1.Pod, node string) {
+	defer func() {
+		if r := recover(); r != nil {
+			klog.FromContext(ctx).Error(fmt.Errorf("%v", r), "Unreserve plugin panicked", "plugin", pl.Name(), "pod", klog.KObj(pod))
+		}
+	}()
+	pl.Unreserve(ctx, state, pod, node)
+}
+
+func runPermit(ctx context.Context, pl framework.PermitPlugin, state *framework.CycleState, pod *v1.Pod, node string) (st *framework.Status, d time.Duration) {
+	defer recoverAsStatus(pl.Name(), "Permit", &st)
+	return pl.Permit(ctx, state, pod, node)
 }
 
 // RunPermitPlugins runs Permit; Wait registers the pod as waiting.
 func (f *Framework) RunPermitPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	waits := map[string]time.Duration{}
 	for _, pl := range f.permit {
-		st, d := pl.Permit(ctx, state, pod, node)
+		st, d := runPermit(ctx, pl, state, pod, node)
 		switch {
 		case st.IsSuccess():
 		case st.IsWait():
