@@ -148,7 +148,6 @@ func TestAPodGroupsCycleFollowsUpstreams(t *testing.T) {
 			// completePodGroupAlgorithmResult gives b, never tried, a
 			// clone of the group's status before PodGroupPostFilter.
 			name:     "a member never tried after its gang became infeasible fails with the group's reason",
-			skip:     "diverges from upstream: the group's status is shared with the members never tried and runPodGroupPostFilter's AppendReason adds the PodGroupPostFilter message to theirs too (b's message ends with \", \" here, with DefaultPreemption its \"pod group preemption: ...\"); upstream's schedule_one_podgroup.go completePodGroupAlgorithmResult gives them status.Clone() before applyPodGroupPostFilterResult appends to the group's status only",
 			nodes:    []*v1.Node{rackNode("n", "4", "")},
 			group:    gang2(),
 			pods:     []*v1.Pod{gangPod("a", "8", ""), gangPod("b", "1", "")},
@@ -333,7 +332,6 @@ func TestAPodGroupsCycleFollowsUpstreams(t *testing.T) {
 			wantGroupCond:          "False/Unschedulable: pod group is unschedulable, 0/2 placements are available, first placement status: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, ",
 			wantQueue:              [4]int{0, 1, 0, 0},
 			wantBackingOffRejected: true,
-			skip:                   "diverges from upstream: as for a member never tried without placements, b's message also carries the PodGroupPostFilter reason (a trailing \", \" here); upstream's schedule_one_podgroup.go completePodGroupAlgorithmResult clones the status before applyPodGroupPostFilterResult",
 		},
 		{
 			// Nodes without the key are in no placement: a constrained

@@ -112,13 +112,15 @@ func (s *Scheduler) scheduleOnePodGroup(ctx context.Context, e *framework.Queued
 	start := s.clock.Now()
 	results, status := s.safePodGroupAlgorithm(ctx, fwk, g)
 	metrics.PodGroupSchedulingAlgorithmDuration.Observe(s.clock.Since(start).Seconds())
-	// Members not tried (an early stop) take the group's status, before
-	// preemption nominates them too (upstream's completePodGroupAlgorithmResult).
+	// Members not tried (an early stop) take a copy of the group's status,
+	// before preemption nominates them too and the PodGroupPostFilter
+	// reasons are added to the group's own (upstream's
+	// completePodGroupAlgorithmResult: status.Clone()).
 	for i := len(results); i < len(g.Members); i++ {
 		m := g.Members[i]
 		state := framework.NewCycleState()
 		state.PodInfo = m.PodInfo
-		results = append(results, memberResult{pInfo: m, state: state, status: status, start: s.clock.Now()})
+		results = append(results, memberResult{pInfo: m, state: state, status: status.Clone(), start: s.clock.Now()})
 	}
 	waiting := false
 	// The queue is told the algorithm's status, captured before the

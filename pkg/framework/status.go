@@ -2,6 +2,7 @@ package framework
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -69,6 +70,16 @@ func (s *Status) writable() *Status {
 		return &c
 	}
 	return s
+}
+
+// Clone is a copy of s that changes to one do not reach (nil for nil).
+func (s *Status) Clone() *Status {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.reasons = slices.Clone(s.reasons)
+	return &c
 }
 
 // AsStatus wraps an error as an Error status; nil gives nil.
