@@ -1205,7 +1205,9 @@ func (s *soak) provisioner() {
 				delete(current, pvc.UID)
 				s.unselect(pvc)
 			default:
-				if err := s.provision(pvc, node); err != nil && s.ctx.Err() == nil && !apierrors.IsNotFound(err) {
+				// A conflict (the scheduler wrote the claim meanwhile) is
+				// tried again at the next look, as the PV controller would.
+				if err := s.provision(pvc, node); err != nil && s.ctx.Err() == nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 					s.t.Logf("provisioning %s: %v (tried again)", pvc.Name, err)
 				}
 			}
@@ -1343,7 +1345,7 @@ func (s *soak) driver() {
 					written[key] = true
 				case apierrors.IsNotFound(err):
 					delete(pending, key)
-				case s.ctx.Err() == nil:
+				case s.ctx.Err() == nil && !apierrors.IsConflict(err):
 					s.t.Logf("setting %s on claim %s: %v (tried again)", w.condition, claim.Name, err)
 				}
 			}
