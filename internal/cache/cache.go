@@ -170,7 +170,12 @@ func (c *Cache) removeAssumed(pod *v1.Pod, forget bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ps, ok := c.podStates[pod.UID]
-	if !ok || !c.assumedPods.Has(pod.UID) {
+	if !ok {
+		// Gone already (its deletion removed it): nothing to undo, as
+		// upstream's ForgetPod and RemoveAssumedPod.
+		return nil
+	}
+	if !c.assumedPods.Has(pod.UID) {
 		return fmt.Errorf("pod %s/%s (uid %s) is not assumed, so can't be forgotten", pod.Namespace, pod.Name, pod.UID)
 	}
 	if ps.pod.Spec.NodeName != pod.Spec.NodeName {

@@ -93,8 +93,17 @@ func TestAssumingTwiceFails(t *testing.T) {
 	if err := c.AssumePod(pod); err == nil {
 		t.Error("second AssumePod succeeded, want an error")
 	}
-	if err := c.ForgetPod(st.MakePod().Name("other").Node("n").Obj()); err == nil {
-		t.Error("ForgetPod of a pod never assumed succeeded, want an error")
+	// A pod the cache does not hold has nothing to undo (upstream's
+	// ForgetPod returns nil); one it holds as added is not assumed.
+	if err := c.ForgetPod(st.MakePod().Name("other").Node("n").Obj()); err != nil {
+		t.Errorf("ForgetPod of a pod the cache does not hold: %v, want nil", err)
+	}
+	added := st.MakePod().Name("added").UID("uid-added").Node("n").Obj()
+	if err := c.AddPod(added); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ForgetPod(added); err == nil {
+		t.Error("ForgetPod of an added pod succeeded, want an error")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/pkg/framework"
 )
@@ -259,8 +260,22 @@ func (c *Cache) AddPodGroup(pg *schedulingv1beta1.PodGroup) {
 	c.stateFor(framework.PodGroupKey(pg.Namespace, pg.Name)).podGroup = pg
 }
 
-// UpdatePodGroup replaces a group's object.
-func (c *Cache) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) { c.AddPodGroup(pg) }
+// UpdatePodGroup replaces a group's object. A group with no state (its
+// add was missed, which informers never do) is left alone, as upstream's
+// UpdatePodGroup.
+func (c *Cache) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.podGroupsOn {
+		return
+	}
+	st, ok := c.podGroups[framework.PodGroupKey(pg.Namespace, pg.Name)]
+	if !ok {
+		c.logger.Error(nil, "Pod group state not found for update, this indicates a missed add event", "podGroup", klog.KObj(pg))
+		return
+	}
+	st.podGroup = pg
+}
 
 // RemovePodGroup forgets a group's object (its pods' states stay while
 // they exist).

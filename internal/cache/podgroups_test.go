@@ -139,7 +139,6 @@ func TestPodGroupStateFollowsItsPodsAsUpstreams(t *testing.T) {
 			name:  "an update of a PodGroup the cache never saw is dropped",
 			steps: []groupStep{updateGroup(pg)},
 			want:  groupWant{absent: true},
-			skip:  "diverges from upstream: cache.UpdatePodGroup is AddPodGroup and creates the state; upstream's backend/cache/cache.go UpdatePodGroup returns when the state does not exist",
 		},
 		{
 			// RemovePodGroup: removePodGroup, then the state goes when
@@ -246,7 +245,6 @@ func TestPodGroupStateFollowsItsPodsAsUpstreams(t *testing.T) {
 			name:  "forgetting a member already removed is no error and does not bring it back",
 			steps: []groupStep{addGroup(pg), addMember(a), assume(aOnN), removeAssumed(aOnN), forget(aOnN)},
 			want:  groupWant{podGroup: pg},
-			skip:  "diverges from upstream: cache.ForgetPod errs for a pod it does not hold; upstream's backend/cache/cache.go ForgetPod (and RemoveAssumedPod, TestRemoveAssumedPod \"pod doesn't exist in the cache\") return nil",
 		},
 		{
 			// assumePodGroupMember: the state exists, and assumePod

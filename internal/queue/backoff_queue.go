@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"math"
 	"time"
 
 	"github.com/kubesched/kubesched/internal/metrics"
@@ -14,16 +15,30 @@ const backoffWindow = time.Second
 
 func alignToWindow(t time.Time) time.Time { return t.Truncate(backoffWindow) }
 
-// backoffDuration is initial * 2^(count-1), capped at the max.
-func (q *PriorityQueue) backoffDuration(count int) time.Duration {
+// backoffDuration is initial * 2^(count-1), capped at the max; for an
+// entity of size pods (a pod group's members) the max is multiplied by
+// the square root of size, as upstream's calculateBackoffDuration.
+func (q *PriorityQueue) backoffDuration(count, size int) time.Duration {
 	if count <= 0 {
 		return 0
 	}
+	maxBackoff := q.opts.MaxBackoff
+	if size > 1 {
+		maxBackoff = time.Duration(float64(maxBackoff) * math.Sqrt(float64(size)))
+	}
 	shift := count - 1
-	if shift >= 62 || q.opts.InitialBackoff > q.opts.MaxBackoff>>shift {
-		return q.opts.MaxBackoff
+	if shift >= 62 || q.opts.InitialBackoff > maxBackoff>>shift {
+		return maxBackoff
 	}
 	return q.opts.InitialBackoff << shift
+}
+
+// entitySize is how many pods an entity holds: a group's members, else 1.
+func entitySize(p *framework.QueuedPodInfo) int {
+	if p.Group != nil {
+		return len(p.Group.Members)
+	}
+	return 1
 }
 
 // backoffTime is when the pod's backoff ends (aligned to the window); zero
@@ -35,11 +50,12 @@ func (q *PriorityQueue) backoffTime(p *framework.QueuedPodInfo) time.Time {
 	if p.ConsecutiveErrorsCount > 0 {
 		count = p.ConsecutiveErrorsCount
 	}
-	if count == 0 {
+	if count == 0 || q.opts.MaxBackoff == 0 {
+		// A max of 0 turns backoff off, as upstream's getBackoffTime.
 		return time.Time{}
 	}
 	if p.BackoffExpiration.IsZero() {
-		p.BackoffExpiration = alignToWindow(p.Timestamp.Add(q.backoffDuration(count)))
+		p.BackoffExpiration = alignToWindow(p.Timestamp.Add(q.backoffDuration(count, entitySize(p))))
 	}
 	return p.BackoffExpiration
 }

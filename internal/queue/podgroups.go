@@ -297,27 +297,46 @@ func appendPods(out []*v1.Pod, p *framework.QueuedPodInfo) []*v1.Pod {
 	return out
 }
 
-// updateMemberLocked replaces a waiting member's pod wherever it waits;
-// false when it waits nowhere.
-func (q *PriorityQueue) updateMemberLocked(pod *v1.Pod) bool {
-	group, key := groupKeyOf(pod), Key(pod)
-	for _, m := range []memberPods{q.groups.incomplete, q.groups.pending} {
-		if p, ok := m.get(group, key); ok {
-			p.PodInfo = framework.NewPodInfo(pod)
-			return true
+// updateMemberLocked is Update for a member not in flight (upstream's
+// Update for a pod group member): a member of a group never observed is
+// updated where it waits in incomplete, and is not added when it waits
+// nowhere; a member of a waiting entity is updated there, and an entity
+// in unschedulablePods is asked, event by event, whether the update may
+// make it schedulable (a scheduling gate removed) and requeued if so; a
+// member in pending is updated there; any other is added.
+func (q *PriorityQueue) updateMemberLocked(oldPod, newPod *v1.Pod, events []framework.ClusterEvent) {
+	group, key := groupKeyOf(newPod), Key(newPod)
+	if _, ok := q.groups.forest[group]; !ok {
+		if p, ok := q.groups.incomplete.get(group, key); ok {
+			p.PodInfo = framework.NewPodInfo(newPod)
+		}
+		return
+	}
+	ekey := entityKey(newPod.Namespace, framework.PodGroupName(newPod))
+	if e, ok := q.findEntity(ekey); ok {
+		if p, ok := e.Group.Get(newPod); ok {
+			p.PodInfo = framework.NewPodInfo(newPod)
+			e.Group.SyncUnscheduled()
+			if _, waits := q.unschedulable.get(ekey); waits {
+				for _, ev := range events {
+					if !q.concernsGate(e, ev) {
+						continue
+					}
+					if s := q.worthRequeuing(e, ev, oldPod, newPod); s != queueSkip {
+						q.unschedulable.delete(ekey)
+						q.requeue(e, s, ev.String())
+						return
+					}
+				}
+			}
+			return
 		}
 	}
-	e, ok := q.findEntity(entityKey(pod.Namespace, framework.PodGroupName(pod)))
-	if !ok {
-		return false
+	if p, ok := q.groups.pending.get(group, key); ok {
+		p.PodInfo = framework.NewPodInfo(newPod)
+		return
 	}
-	p, ok := e.Group.Get(pod)
-	if !ok {
-		return false
-	}
-	p.PodInfo = framework.NewPodInfo(pod)
-	e.Group.SyncUnscheduled()
-	return true
+	q.addLocked(newPod)
 }
 
 // deleteMemberLocked removes a member; a group left without members
@@ -371,7 +390,9 @@ func (q *PriorityQueue) AddPodGroup(pg *schedulingv1beta1.PodGroup) {
 	}
 }
 
-// UpdatePodGroup replaces an observed group's object.
+// UpdatePodGroup replaces a group's object. One never added is stored all
+// the same (upstream's workloadForest.updatePodGroup): members arriving
+// later join the queue, the ones waiting in incomplete wait for an Add.
 func (q *PriorityQueue) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 	if q.groups == nil {
 		return
@@ -379,9 +400,6 @@ func (q *PriorityQueue) UpdatePodGroup(pg *schedulingv1beta1.PodGroup) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
 	group := framework.PodGroupKey(pg.Namespace, pg.Name)
-	if _, ok := q.groups.forest[group]; !ok {
-		return
-	}
 	q.groups.forest[group] = pg
 	key := entityKey(pg.Namespace, pg.Name)
 	if e, s, ok := q.takeEntity(key); ok {

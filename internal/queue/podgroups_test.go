@@ -454,7 +454,6 @@ func TestPodGroupsInTheQueueFollowUpstreamsRules(t *testing.T) {
 			name:   "a group's max backoff grows with the square root of its size",
 			steps:  []queueStep{qAddGroup(pg), qAdd(a, b, c, member("d")), qRejectCycles(5), qWait(12 * time.Second)},
 			entity: entityWant{place: "errorBackoff", members: []string{"a", "b", "c", "d"}, counters: counters(5, 5, 0)},
-			skip:   "diverges from upstream: the queue's backoff caps a group at the plain max (backoff_queue.go backoffDuration); upstream's backend/queue/backoff_queue.go calculateBackoffDuration multiplies the max by the square root of the entity's size",
 		},
 
 		// --- members joining and leaving a waiting group (addToPodGroupIfExists, deletePodGroupMember) ---
@@ -534,7 +533,6 @@ func TestPodGroupsInTheQueueFollowUpstreamsRules(t *testing.T) {
 			steps:  []queueStep{qUpdateGroup(pg), qAdd(a)},
 			where:  map[string]string{"a": "active"},
 			entity: entityWant{place: "active", members: []string{"a"}},
-			skip:   "diverges from upstream: queue.UpdatePodGroup ignores a PodGroup it has not observed; upstream's backend/queue/workload_forest.go updatePodGroup (called by scheduling_queue.go UpdatePodGroup) stores it",
 		},
 
 		// --- member updates (Update) ---
@@ -573,7 +571,6 @@ func TestPodGroupsInTheQueueFollowUpstreamsRules(t *testing.T) {
 			steps:  []queueStep{qUpdate(a, labelled(a))},
 			where:  map[string]string{"a": "absent"},
 			entity: entityWant{place: "none"},
-			skip:   "diverges from upstream: queue.Update adds such a pod (to incomplete); upstream's backend/queue/scheduling_queue.go Update returns when the pod group has no root and incompletePodGroupPods.update finds nothing",
 		},
 
 		// --- PreEnqueue and events (runPreEnqueuePlugins, moveEntitiesToActiveOrBackoffQueue) ---
@@ -642,7 +639,6 @@ func TestPodGroupsInTheQueueFollowUpstreamsRules(t *testing.T) {
 			steps:  []queueStep{qAddGroup(pg), qAdd(withGate), qUpdate(withGate, a)},
 			where:  map[string]string{"a": "active"},
 			entity: entityWant{place: "active", members: []string{"a"}},
-			skip:   "diverges from upstream: queue.Update only replaces a member's pod in its group's entity (podgroups.go updateMemberLocked); upstream's backend/queue/scheduling_queue.go Update asks isEntityWorthRequeuing for an entity in unschedulableEntities and requeues it",
 		},
 
 		// --- Activate ---

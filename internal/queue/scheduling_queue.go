@@ -420,10 +420,7 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 		return
 	}
 	if q.isMember(newPod) {
-		if q.updateMemberLocked(newPod) {
-			return
-		}
-		q.addLocked(newPod)
+		q.updateMemberLocked(oldPod, newPod, events)
 		return
 	}
 	key := Key(newPod)

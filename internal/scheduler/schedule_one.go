@@ -447,7 +447,7 @@ func (s *Scheduler) recoverBindingCycle(ctx context.Context, state *framework.Cy
 func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framework.CycleState, fwk *runtime.Framework, assumed *v1.Pod, host string, pInfo *framework.QueuedPodInfo, st *framework.Status, cycle int64) *framework.Status {
 	fwk.RunReservePluginsUnreserve(ctx, state, assumed, host)
 	if err := s.forgetOrRemove(assumed); err != nil {
-		// Already forgotten: the pod was deleted while binding.
+		// Not assumed any more (bound or added meanwhile): nothing to undo.
 		klog.FromContext(ctx).V(2).Info("Forgetting assumed pod", "err", err)
 	} else if st.IsRejected() {
 		defer s.Queue.MoveAllToActiveOrBackoffQueue(framework.EventAssignedPodDelete, assumed, nil, func(p *v1.Pod) bool { return p.UID != assumed.UID })
