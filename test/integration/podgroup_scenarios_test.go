@@ -84,6 +84,29 @@ func podGroupScenarios() []scenario {
 			},
 		},
 		{
+			// The first member fits nowhere: PlacementFeasible stops the
+			// cycle at once (0 scheduled, 2 remaining, minCount 3), and the
+			// members never tried fail with the group's reason; the group's
+			// preemption, which finds nothing, adds its message to the
+			// group's status (upstream's completePodGroupAlgorithmResult
+			// copies the status for the untried members before that).
+			name:      "a gang whose first member fits nowhere stops at once; the members never tried carry the group's reason",
+			podGroups: true,
+			setup:     threeNodes,
+			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
+				createPodGroup(t, c, gangGroup("train", 3, nil))
+				names := []string{"w0", "w1", "w2"}
+				fw.CreatePod(t, c, member(pod("w0", "100"), "train"))
+				fw.CreatePod(t, c, member(pod("w1", "500m"), "train"))
+				fw.CreatePod(t, c, member(pod("w2", "500m"), "train"))
+				for _, n := range names {
+					o.exact[n+" condition"] = waitCondition(t, c, n)
+				}
+				o.exact["group condition"] = waitPodGroupCondition(t, c, "train")
+				o.exact["bound"] = boundPods(t, c, names)
+			},
+		},
+		{
 			name:      "a gang whose members arrive one by one binds when the last arrives",
 			podGroups: true,
 			setup:     threeNodes,

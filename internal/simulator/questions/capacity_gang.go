@@ -7,6 +7,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/internal/simulator"
@@ -59,7 +62,7 @@ func gangCapacity(ctx context.Context, w *simulator.World, j *batchv1.Job, membe
 			}
 		}
 		if pending != nil || len(pods) == 0 {
-			res.Next = &NextCopy{Message: gangPendingMessage(pending)}
+			res.Next = &NextCopy{Message: gangPendingMessage(w, pending)}
 			break
 		}
 		res.Fits++
@@ -84,13 +87,27 @@ func gangCapacity(ctx context.Context, w *simulator.World, j *batchv1.Job, membe
 	return res, nil
 }
 
-// gangPendingMessage is why a copy's member stayed pending: its condition,
-// which carries its group's reason.
-func gangPendingMessage(p *v1.Pod) string {
+// gangPendingMessage is why a copy's member stayed pending: its group's
+// PodGroupInitiallyScheduled condition, which has the whole group's reason
+// (its preemption's too), else the member's own condition (a member never
+// tried has the group's reason without its preemption's part, as
+// upstream's).
+func gangPendingMessage(w *simulator.World, p *v1.Pod) string {
 	if p == nil {
 		return "the copy created no pod"
 	}
-	if m := scheduledMessage(p); m != "" {
+	m := ""
+	for _, pg := range w.Store.PodGroups() {
+		if pg.Namespace == p.Namespace && pg.Name == framework.PodGroupName(p) {
+			if c := apimeta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled); c != nil && c.Status == metav1.ConditionFalse {
+				m = c.Message
+			}
+		}
+	}
+	if m == "" {
+		m = scheduledMessage(p)
+	}
+	if m != "" {
 		// "pod group preemption: not eligible ...": the copies were
 		// made not to preempt; say so.
 		return strings.Replace(m, "pod group "+notEligibleNever, copiesDoNotPreempt, 1)
