@@ -318,16 +318,7 @@ func (q *PriorityQueue) updateMemberLocked(oldPod, newPod *v1.Pod, events []fram
 			p.PodInfo = framework.NewPodInfo(newPod)
 			e.Group.SyncUnscheduled()
 			if _, waits := q.unschedulable.get(ekey); waits {
-				for _, ev := range events {
-					if !q.concernsGate(e, ev) {
-						continue
-					}
-					if s := q.worthRequeuing(e, ev, oldPod, newPod); s != queueSkip {
-						q.unschedulable.delete(ekey)
-						q.requeue(e, s, ev.String())
-						return
-					}
-				}
+				q.requeueIfWorthLocked(ekey, e, events, oldPod, newPod)
 			}
 			return
 		}

@@ -433,19 +433,27 @@ func (q *PriorityQueue) Update(oldPod, newPod *v1.Pod) {
 	}
 	if p, ok := q.unschedulable.get(key); ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
-		for _, ev := range events {
-			if !q.concernsGate(p, ev) {
-				continue
-			}
-			if s := q.isPodWorthRequeuing(p, ev, oldPod, newPod); s != queueSkip {
-				q.unschedulable.delete(key)
-				q.requeue(p, s, ev.String())
-				return
-			}
-		}
+		q.requeueIfWorthLocked(key, p, events, oldPod, newPod)
 		return
 	}
 	q.addLocked(newPod)
+}
+
+// requeueIfWorthLocked asks, event by event, whether the update of a pod
+// waiting in unschedulablePods (or of a member of an entity there) may
+// make it schedulable, and requeues it at the first yes (upstream's
+// Update: isEntityWorthRequeuing, then requeueEntityWithQueueingStrategy).
+func (q *PriorityQueue) requeueIfWorthLocked(key string, p *framework.QueuedPodInfo, events []framework.ClusterEvent, oldPod, newPod *v1.Pod) {
+	for _, ev := range events {
+		if !q.concernsGate(p, ev) {
+			continue
+		}
+		if s := q.worthRequeuing(p, ev, oldPod, newPod); s != queueSkip {
+			q.unschedulable.delete(key)
+			q.requeue(p, s, ev.String())
+			return
+		}
+	}
 }
 
 // Delete removes a pending pod from every part of the queue.

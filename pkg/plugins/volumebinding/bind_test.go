@@ -140,6 +140,23 @@ func (a *fakeAPI) UpdatePersistentVolumeClaim(_ context.Context, pvc *v1.Persist
 	return pvc, nil
 }
 
+// reserveOn runs PreFilter over nodes, Filter on node and Reserve there:
+// the state PreBind starts from.
+func reserveOn(t *testing.T, vb *VolumeBinding, pod *v1.Pod, nodes []*framework.NodeInfo, node *framework.NodeInfo) *framework.CycleState {
+	t.Helper()
+	ctx, state := context.Background(), framework.NewCycleState()
+	if _, s := vb.PreFilter(ctx, state, pod, nodes); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	if s := vb.Filter(ctx, state, pod, node); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	if s := vb.Reserve(ctx, state, pod, node.NodeName()); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	return state
+}
+
 func TestPreBindWaitsForThePVController(t *testing.T) {
 	static := func() []interface{} {
 		pvc := st.MakePVC("data", "1Gi").Class("local").Obj()
@@ -285,16 +302,7 @@ func TestPreBindWaitsForThePVController(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			pod := st.MakePod().Name("p").UID("uid-p").Volume("data").Obj()
-			state := framework.NewCycleState()
-			if _, s := vb.PreFilter(ctx, state, pod, nis); !s.IsSuccess() {
-				t.Fatal(s)
-			}
-			if s := vb.Filter(ctx, state, pod, nis[0]); !s.IsSuccess() {
-				t.Fatal(s)
-			}
-			if s := vb.Reserve(ctx, state, pod, "a1"); !s.IsSuccess() {
-				t.Fatal(s)
-			}
+			state := reserveOn(t, vb, pod, nis, nis[0])
 			done := make(chan *framework.Status, 1)
 			go func() { done <- vb.PreBind(ctx, state, pod, "a1") }()
 			var got *framework.Status
@@ -360,18 +368,9 @@ func TestPreBindReadsNodesFromTheWorldWhileTheNextCycleRewritesTheSnapshot(t *te
 	vb := pl.(*VolumeBinding)
 	ctx := context.Background()
 	pod := st.MakePod().Name("p").UID("uid-p").Volume("data").Obj()
-	state := framework.NewCycleState()
 	nis, _ := snap.List()
-	if _, s := vb.PreFilter(ctx, state, pod, nis); !s.IsSuccess() {
-		t.Fatal(s)
-	}
 	a1, _ := snap.Get("a1")
-	if s := vb.Filter(ctx, state, pod, a1); !s.IsSuccess() {
-		t.Fatal(s)
-	}
-	if s := vb.Reserve(ctx, state, pod, "a1"); !s.IsSuccess() {
-		t.Fatal(s)
-	}
+	state := reserveOn(t, vb, pod, nis, a1)
 	done := make(chan *framework.Status, 1)
 	go func() { done <- vb.PreBind(ctx, state, pod, "a1") }()
 	// The scheduling goroutine: a node added and removed per round, the
