@@ -58,7 +58,12 @@ func (s *Scheduler) Explain(ctx context.Context, pod *v1.Pod) (*Explanation, err
 	}
 	s.Cache.UpdateSnapshot(s.snapshot)
 	all, _ := s.snapshot.List()
-	ex := &Explanation{Pod: pod, BestNodes: []string{}}
+	ex := &Explanation{Pod: pod, BestNodes: []string{}, Nodes: []NodeVerdict{}}
+	if len(all) == 0 {
+		// As a scheduling cycle: no filter runs, no preemption is tried.
+		ex.FitError = ErrNoNodesAvailable.Error()
+		return ex, nil
+	}
 	state := framework.NewCycleState()
 	// The same path as a scheduling cycle, over every node.
 	feasible, diagnosis, pfr, err := s.findNodesThatFitPod(ctx, fwk, state, pod, true)

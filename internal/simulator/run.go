@@ -52,8 +52,21 @@ type runState struct {
 // forever (no event wakes it); here its next attempt would fail the same
 // way, so the world does not wait for it: the group stays pending, as in
 // a cluster, and the run can end.
+//
+// A cluster with no node at all is settled the same way: every pod fails
+// with "no nodes available to schedule pods" (an error's backoff, no
+// plugin to wake it), and only a node's arrival changes that.
 func (w *World) groupsSettled() bool {
-	return w.Scheduler.Queue.OnlyRejectedGroupsBackingOff() && w.Store.Version() == w.run.groupRetryVersion
+	return w.onlyHopelessBackingOff() && w.Store.Version() == w.run.groupRetryVersion
+}
+
+func (w *World) onlyHopelessBackingOff() bool {
+	if w.Scheduler.Queue.OnlyRejectedGroupsBackingOff() {
+		return true
+	}
+	active, backoff, _ := w.Scheduler.Queue.Counts()
+	nodes, _ := w.Scheduler.Cache.Counts()
+	return nodes == 0 && active == 0 && backoff > 0
 }
 
 // Gone is why a pod left the world: its report status and message, and
@@ -392,7 +405,7 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 			next = t
 		}
 		if t, ok := sched.Queue.NextBackoffExpiry(); ok && !t.After(next) && !w.groupsSettled() {
-			if sched.Queue.OnlyRejectedGroupsBackingOff() {
+			if w.onlyHopelessBackingOff() {
 				w.run.groupRetryVersion = store.Version()
 			}
 			if t.After(w.Clock.Now()) {
