@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	extenderv1 "k8s.io/kube-scheduler/extender/v1"
+	ptrs "k8s.io/utils/ptr"
 )
 
 // ---- actors ----
@@ -87,7 +88,7 @@ func (s *soak) churn(ctx context.Context) {
 
 // sweep is the pod garbage collector's part: pods bound to a node that
 // is gone, and pending pods whose provisioned volume is on a node that is
-// gone, are deleted and created again.
+// gone, are deleted and created again (a network volume is on none).
 func (s *soak) sweep() {
 	ctx := context.Background()
 	pods, err := s.c.CoreV1().Pods(soakNS).List(ctx, metav1.ListOptions{})
@@ -113,7 +114,10 @@ func (s *soak) sweep() {
 			continue
 		}
 		pv, err := s.c.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
-		if err == nil && !nodes[pvNode(pv)] {
+		if err != nil {
+			continue
+		}
+		if node := pvNode(pv); node != "" && !nodes[node] {
 			if s.recreate(p.Name, p.UID) {
 				s.fault("nodes", "pending pods whose volume's node was removed")
 			}
@@ -136,10 +140,13 @@ func pvNode(pv *v1.PersistentVolume) string {
 }
 
 // provisioner plays an external provisioner and the PV controller: for
-// each claim of the class with a selected node, a seeded choice per
-// attempt: provision at once (55%), after 1-3 s (20%), or give up
-// (25%: the annotation removed); a claim's third attempt always
-// succeeds, and a selected node that is gone is given up at once.
+// each claim with a selected node, a seeded choice per attempt. A volume
+// pod's claim (soakClass): provision at once (55%), after 1-3 s (20%),
+// or give up (25%: the annotation removed); a claim's third attempt
+// always succeeds, and a selected node that is gone is given up at once.
+// A gang member's claim (soakNetClass, network storage): provisioned, at
+// once (40%) or after 0.5-2 s (60%), never given up, whatever the node
+// (see soakNetClass). Each is counted under its pod's path.
 func (s *soak) provisioner() {
 	type attempt struct {
 		node   string
@@ -169,7 +176,12 @@ func (s *soak) provisioner() {
 				tries[pvc.UID]++
 				a = &attempt{node: node, action: "provisioned", due: now}
 				r := s.draw("provision", pvc.Name, tries[pvc.UID])
+				network := ptrs.Deref(pvc.Spec.StorageClassName, "") == soakNetClass
 				switch {
+				case network:
+					if r >= 0.4 {
+						a.action, a.due = "provisioning delayed", now.Add(time.Duration(500+(r-0.4)/0.6*1500)*time.Millisecond)
+					}
 				case isWarm(pvc.Name) || tries[pvc.UID] >= 3:
 				case r < 0.55:
 				case r < 0.75:
@@ -177,11 +189,11 @@ func (s *soak) provisioner() {
 				default:
 					a.action = "provisioning failed"
 				}
-				if !nodes[node] {
+				if !nodes[node] && !network {
 					a.action = "selected node gone"
 				}
 				current[pvc.UID] = a
-				s.fault("volume", a.action)
+				s.fault(pathOf(pvc.Name), a.action)
 			}
 			if now.Before(a.due) {
 				continue
@@ -209,23 +221,30 @@ func (s *soak) unselect(pvc *v1.PersistentVolumeClaim) {
 	}
 }
 
-// provision creates the claim's volume on node and binds both as the PV
-// controller does.
+// provision creates the claim's volume, on node (soakClass) or on none
+// (soakNetClass: network storage, no node affinity), and binds both as
+// the PV controller does.
 func (s *soak) provision(pvc *v1.PersistentVolumeClaim, node string) error {
 	ctx := s.ctx
+	class, driver := soakClass, soakCSIDriver
+	if ptrs.Deref(pvc.Spec.StorageClassName, "") == soakNetClass {
+		class, driver = soakNetClass, soakNetDriver
+	}
 	pv := &v1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "pv-" + string(pvc.UID), Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": soakCSIDriver}},
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-" + string(pvc.UID), Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": driver}},
 		Spec: v1.PersistentVolumeSpec{
-			StorageClassName: soakClass,
+			StorageClassName: class,
 			Capacity:         v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			ClaimRef: &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: pvc.Namespace, Name: pvc.Name,
 				UID: pvc.UID},
 			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
-			PersistentVolumeSource:        v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: soakCSIDriver, VolumeHandle: "vol-" + string(pvc.UID)}},
-			NodeAffinity: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-				MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}}},
+			PersistentVolumeSource:        v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: "vol-" + string(pvc.UID)}},
 		},
+	}
+	if class == soakClass {
+		pv.Spec.NodeAffinity = &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: v1.LabelHostname, Operator: v1.NodeSelectorOpIn, Values: []string{node}}}}}}}
 	}
 	created, err := s.c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {

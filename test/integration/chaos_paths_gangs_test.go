@@ -85,6 +85,9 @@ func (s *soak) runGang(name, plan string) {
 		s.mu.Unlock()
 	}
 	for i, m := range members {
+		// "recreate in PreBind": the members' claims are network storage
+		// (soakNetClass), which never pins a member that fails after
+		// Permit to a node.
 		p := &soakPod{name: m, path: "gang", group: name, pvc: plan == "recreate in PreBind", huge: plan == "unsatisfiable" && i == soakGangMin-1,
 			ext: plan == "delete while placed, recreate late"}
 		if plan == "delete before complete, recreate late" && i == soakGangMin-1 {

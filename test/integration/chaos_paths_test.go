@@ -43,8 +43,11 @@ import (
 //     (bindingFailureConditions) or never sets (bindingTimeout expires);
 //   - gangs (GenericWorkload): PodGroups with minCount 3, whose members
 //     the test deletes and creates again under their names (a new UID)
-//     during the group's cycle, in PreBind, or before the group is
-//     complete; some gangs cannot fit at all and must never bind;
+//     during the group's cycle, in PreBind (the members wait there for
+//     WaitForFirstConsumer claims of network storage, which the
+//     provisioner completes, at once or after a delay, and never fails),
+//     or before the group is complete; some gangs cannot fit at all and
+//     must never bind;
 //   - extender pods: sent to an ignorable HTTP extender that answers,
 //     sleeps past its httpTimeout, or answers 500;
 //
@@ -229,6 +232,25 @@ const (
 	soakExtRes    = "example.com/soak-ext"
 	soakClass     = "soak-wffc"
 	soakGangMin   = 3
+
+	// The gangs' claims (the "recreate in PreBind" plan): network
+	// storage, a CSI driver without an attach limit on the CSINodes,
+	// whose volumes have no node affinity, and whose provisioning never
+	// fails. After Permit each member's binding cycle is its own: one
+	// that fails (a member deleted in PreBind, a Binding fault of the
+	// proxy, a provisioning failure) goes back to the queue while the
+	// others bind, in kube-scheduler as in kubesched, with no rollback.
+	// The gang is whole again only if that member fits somewhere; a
+	// claim provisioned with node affinity pins it to its node, whose
+	// attach slots other pods may have taken meanwhile, and the gang
+	// stays bound partly for good (seen in make test-integration: two
+	// of three bound, the third pinned to a full node). So the gang path
+	// does not combine post-Permit failures with pinning: its members
+	// still wait in PreBind for the provisioner, but a member that fails
+	// there can go anywhere. The volume path keeps the pinned storage,
+	// its attach limit and its provisioning failures.
+	soakNetDriver = "soak-net.csi.example.com"
+	soakNetClass  = "soak-network"
 )
 
 var soakPaths = []string{"plain", "volume", "dra", "gang", "extender"}
@@ -291,13 +313,22 @@ type soakPod struct {
 	gen   int
 	group string // a gang's PodGroup
 	huge  bool   // fits nowhere (an unsatisfiable gang's member)
-	pvc   bool   // has a WaitForFirstConsumer claim
+	pvc   bool   // has a WaitForFirstConsumer claim (soakNetClass for a gang)
 	ext   bool   // asks for the extender's resource
 	uid   types.UID
 	gone  bool // deleted for good
 }
 
 func (p *soakPod) pvcName() string { return fmt.Sprintf("%s-g%d", p.name, p.gen) }
+
+// storageClass is the class of p's claim: network storage for a gang's
+// member (see soakNetClass), node-local storage otherwise.
+func (p *soakPod) storageClass() string {
+	if p.path == "gang" {
+		return soakNetClass
+	}
+	return soakClass
+}
 
 // soak is the harness.
 type soak struct {
@@ -391,9 +422,11 @@ func (s *soak) setup(nodes int) {
 	t, ctx := s.t, context.Background()
 	fw.CreateNamespace(t, s.c, soakNS)
 	mode := storagev1.VolumeBindingWaitForFirstConsumer
-	if _, err := s.c.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: soakClass},
-		Provisioner: soakCSIDriver, VolumeBindingMode: &mode}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for class, driver := range map[string]string{soakClass: soakCSIDriver, soakNetClass: soakNetDriver} {
+		if _, err := s.c.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: class},
+			Provisioner: driver, VolumeBindingMode: &mode}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := s.c.ResourceV1().DeviceClasses().Create(ctx, st.DeviceClass("soak-gpu", soakDRADriver), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -411,8 +444,9 @@ func (s *soak) setup(nodes int) {
 	s.nodesStart, s.nodesAdded = nodes, 0
 }
 
-// addNode creates a node (8 cpu, 16Gi, 16 pods) with its CSINode (4 CSI
-// attachments) and its ResourceSlice (3 devices with binding conditions).
+// addNode creates a node (8 cpu, 16Gi, 16 pods) with its CSINode (4
+// attachments of soakCSIDriver, soakNetDriver without a limit) and its
+// ResourceSlice (3 devices with binding conditions).
 func (s *soak) addNode() error {
 	ctx := context.Background()
 	s.mu.Lock()
@@ -430,7 +464,7 @@ func (s *soak) addNode() error {
 	}
 	if _, err := s.c.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: soakCSIDriver, NodeID: name,
-			Allocatable: &storagev1.VolumeNodeResources{Count: ptrs.To[int32](4)}}}}}, metav1.CreateOptions{}); err != nil {
+			Allocatable: &storagev1.VolumeNodeResources{Count: ptrs.To[int32](4)}}, {Name: soakNetDriver, NodeID: name}}}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	slice := st.MakeSlice(name, soakDRADriver).Device("gpu-0").Device("gpu-1").Device("gpu-2").Obj()
@@ -541,7 +575,7 @@ func (s *soak) createPod(p *soakPod) {
 func (s *soak) createLocked(p *soakPod) {
 	ctx := context.Background()
 	if p.pvc {
-		class := soakClass
+		class := p.storageClass()
 		pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: p.pvcName(), Namespace: soakNS}, Spec: v1.PersistentVolumeClaimSpec{
 			StorageClassName: &class, AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
 			Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}}}}
