@@ -25,7 +25,8 @@ import (
 // ---- waiting ----
 
 // waitSettled waits until every pod the test keeps that fits is bound
-// (its current UID); it returns those that are not, with their
+// (its current UID; a volume pod pinned to a full node does not fit, see
+// pinnedToFullNode); it returns those that are not, with their
 // conditions, after timeout.
 func (s *soak) waitSettled(timeout time.Duration) []string {
 	deadline := time.Now().Add(timeout)
@@ -50,11 +51,12 @@ func (s *soak) unsettled() []string {
 	for i := range pods.Items {
 		byName[pods.Items[i].Name] = &pods.Items[i]
 	}
+	pinned := s.pinnedToFullNode(pods.Items)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var stuck []string
 	for name, p := range s.pods {
-		if p.gone || p.huge || s.gangs[p.group] == "unsatisfiable" {
+		if _, ok := pinned[name]; ok || p.gone || p.huge || s.gangs[p.group] == "unsatisfiable" {
 			continue
 		}
 		cur := byName[name]
@@ -71,6 +73,96 @@ func (s *soak) unsettled() []string {
 	}
 	sort.Strings(stuck)
 	return stuck
+}
+
+// pinnedToFullNode returns the pending volume pods that cannot be placed,
+// with why. A volume pod whose binding fails after its claim was
+// provisioned (a Binding fault of the proxy, a node removed in PreBind)
+// goes back to the queue pinned by its volume's node affinity to the
+// selected node; other pods may take that node's attach slots meanwhile,
+// and then it fits nowhere until one leaves: in kube-scheduler as in
+// kubesched, and once the node churn and the completions stop, none
+// leaves. It is counted from the API, not from kubesched: a pod whose
+// volume's node has a free slot of soakCSIDriver is not in the answer.
+// (The gangs' claims pin nothing: see soakNetClass.)
+func (s *soak) pinnedToFullNode(pods []v1.Pod) map[string]string {
+	ctx := context.Background()
+	claimOf := map[string]string{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" && pathOf(p.Name) == "volume" && len(p.Spec.Volumes) > 0 && p.Spec.Volumes[0].PersistentVolumeClaim != nil {
+			claimOf[p.Name] = p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName
+		}
+	}
+	if len(claimOf) == 0 {
+		return nil
+	}
+	pvcs, err1 := s.c.CoreV1().PersistentVolumeClaims(soakNS).List(ctx, metav1.ListOptions{})
+	pvs, err2 := s.c.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	csiNodes, err3 := s.c.StorageV1().CSINodes().List(ctx, metav1.ListOptions{})
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil
+	}
+	pvcByName := map[string]*v1.PersistentVolumeClaim{}
+	for i := range pvcs.Items {
+		pvcByName[pvcs.Items[i].Name] = &pvcs.Items[i]
+	}
+	pvByName := map[string]*v1.PersistentVolume{}
+	for i := range pvs.Items {
+		pvByName[pvs.Items[i].Name] = &pvs.Items[i]
+	}
+	volumeOf := func(claim string) *v1.PersistentVolume {
+		if pvc := pvcByName[claim]; pvc != nil && pvc.Spec.VolumeName != "" {
+			if pv := pvByName[pvc.Spec.VolumeName]; pv != nil && pv.Spec.CSI != nil && pv.Spec.CSI.Driver == soakCSIDriver {
+				return pv
+			}
+		}
+		return nil
+	}
+	limits := map[string]int{}
+	for _, cn := range csiNodes.Items {
+		for _, d := range cn.Spec.Drivers {
+			if d.Name == soakCSIDriver && d.Allocatable != nil && d.Allocatable.Count != nil {
+				limits[cn.Name] = int(*d.Allocatable.Count)
+			}
+		}
+	}
+	// The node's volumes of soakCSIDriver used by bound pods, and by whom.
+	used := map[string]map[string]string{}
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		for _, vol := range p.Spec.Volumes {
+			if vol.PersistentVolumeClaim == nil {
+				continue
+			}
+			if pv := volumeOf(vol.PersistentVolumeClaim.ClaimName); pv != nil {
+				if used[p.Spec.NodeName] == nil {
+					used[p.Spec.NodeName] = map[string]string{}
+				}
+				used[p.Spec.NodeName][pv.Spec.CSI.VolumeHandle] = p.Name
+			}
+		}
+	}
+	out := map[string]string{}
+	for pod, claim := range claimOf {
+		pv := volumeOf(claim)
+		if pv == nil {
+			continue
+		}
+		node := pvNode(pv)
+		limit, ok := limits[node]
+		if !ok || len(used[node]) < limit {
+			continue
+		}
+		var holders []string
+		for _, p := range used[node] {
+			holders = append(holders, p)
+		}
+		sort.Strings(holders)
+		out[pod] = fmt.Sprintf("%s: its volume %s is on %s, whose %d attach slots are held by %v", pod, pv.Name, node, limit, holders)
+	}
+	return out
 }
 
 // ---- invariants ----

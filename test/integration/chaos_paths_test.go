@@ -52,7 +52,10 @@ import (
 //     sleeps past its httpTimeout, or answers 500;
 //
 // and nodes are added and removed throughout (their pods deleted and
-// created again, as controllers would). At the end: no pod bound twice;
+// created again, as controllers would). At the end: every pod that fits
+// bound (a volume pod whose binding failed after its volume was
+// provisioned, pinned to a node whose attach slots others took since,
+// does not: it is counted, not failed); no pod bound twice;
 // no node overcommitted in cpu, memory, pods, devices or CSI attachments
 // (checked every second during the run too); no gang bound partly; no
 // claim allocated to two pods; the cache equals the API; goroutines back
@@ -153,6 +156,18 @@ func TestChaosSoakBindingPaths(t *testing.T) {
 		t.Errorf("gang bound partly: %s", g)
 	}
 
+	// Volume pods left pending, rightly: pinned by their volume to a
+	// node whose attach slots are all taken.
+	pinned := s.pinnedToFullNode(pods.Items)
+	var pinnedWhy []string
+	for _, why := range pinned {
+		pinnedWhy = append(pinnedWhy, why)
+	}
+	sort.Strings(pinnedWhy)
+	for _, why := range pinnedWhy {
+		t.Logf("pending, pinned to a full node: %s", why)
+	}
+
 	// Violations seen by the checker during the run and at the end.
 	viol := s.violationsByKind()
 	for _, v := range s.violationList() {
@@ -208,9 +223,9 @@ func TestChaosSoakBindingPaths(t *testing.T) {
 	t.Logf("nodes: %d at the start, %d added, %d removed, %d at the end; %s", s.nodesStart, s.nodesAdded, s.nodesRemoved, len(s.nodes), formatCounts(s.faults["nodes"]))
 	s.mu.Unlock()
 	t.Logf("scheduling attempts: %s", attemptsByResult(m))
-	t.Logf("checks: double binds %d; overcommitted nodes %d (cpu %d, memory %d, pods %d, devices %d, volume attach %d); gangs bound partly %d at the end, %d while a member was away, %d unsatisfiable with a member bound; claims allocated to two pods %d; pods on another node than their claim or volume %d; cache differences %d; goroutines %v at the start, %v at the end; data races %d",
+	t.Logf("checks: double binds %d; overcommitted nodes %d (cpu %d, memory %d, pods %d, devices %d, volume attach %d); gangs bound partly %d at the end, %d while a member was away, %d unsatisfiable with a member bound; claims allocated to two pods %d; pods on another node than their claim or volume %d; cache differences %d; goroutines %v at the start, %v at the end; data races %d; volume pods pending, pinned to a full node %d",
 		doubles, viol["overcommit nodes"], viol["cpu"], viol["memory"], viol["pods"], viol["devices"], viol["volume attach"], len(partial), viol["gang partial"], viol["unsatisfiable gang bound"],
-		viol["claim shared"], viol["node mismatch"], cacheDiffs, goroutinesStart, goroutinesEnd, len(races))
+		viol["claim shared"], viol["node mismatch"], cacheDiffs, goroutinesStart, goroutinesEnd, len(races), len(pinned))
 }
 
 // soakExtenderTimeout is the extender's httpTimeout; a gang's cycle held
