@@ -148,7 +148,7 @@ gives no answer: capacity says so and exits non-zero.`,
 				var target func(*simulator.World, *v1.Pod) bool
 				if workload != "" {
 					files := append(slices.Clone(opts.Files), workload)
-					lo := loadOptions(cc.Features)
+					lo := loadOptions(cc.Config)
 					lo.Documents = q.docs
 					load = func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, lo) }
 					wc, err := load()
@@ -168,7 +168,7 @@ gives no answer: capacity says so and exits non-zero.`,
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
 			}
 			if workload != "" {
-				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, loadOptions(cc.Features), newWorld, progress, max, opts.Output, shown)
+				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, loadOptions(cc.Config), newWorld, progress, max, opts.Output, shown)
 			}
 			pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
 			if err != nil {

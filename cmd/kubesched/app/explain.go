@@ -14,6 +14,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	configv1 "k8s.io/kube-scheduler/config/v1"
 
+	schedconfig "github.com/kubesched/kubesched/cmd/kubesched/app/config"
 	"github.com/kubesched/kubesched/cmd/kubesched/app/options"
 	"github.com/kubesched/kubesched/internal/cluster/kube"
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
@@ -118,7 +119,7 @@ spec.nodeName.`,
 }
 
 func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1.Pod, error) {
-	cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(opts.Features))
+	cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(&schedconfig.Config{Features: opts.Features, Namespace: opts.Namespace, DefaultStorageClass: opts.DefaultStorageClass}))
 	if err != nil {
 		return nil, nil, err
 	}

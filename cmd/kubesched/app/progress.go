@@ -135,7 +135,7 @@ type questionWorlds struct {
 // setUpQuestion loads the cluster files and builds the world maker of
 // the completed configuration.
 func setUpQuestion(ctx context.Context, s streams, command string, files []string, cc schedconfig.CompletedConfig) (*questionWorlds, error) {
-	lo := loadOptions(cc.Features)
+	lo := loadOptions(cc.Config)
 	lo.Documents = loading.NewDocuments()
 	read := func() (*simcluster.Cluster, error) { return loading.LoadWith(files, s.in, lo) }
 	c, err := read()

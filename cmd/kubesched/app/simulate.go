@@ -79,7 +79,7 @@ The same input and seed give the same output, byte for byte.`,
 				return simulateCompare(cmd.Context(), s, opts, cc, registry, compare, compareShow(shown))
 			}
 			start := time.Now()
-			cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(cc.Features))
+			cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(cc.Config))
 			if err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func simulateCompare(ctx context.Context, s streams, opts *options.Options, cc s
 		}
 	}
 	run := func(cc schedconfig.CompletedConfig, first bool) (*simulator.World, error) {
-		cluster, err := loading.LoadWith(opts.Files, bytes.NewReader(stdin), loadOptions(cc.Features))
+		cluster, err := loading.LoadWith(opts.Files, bytes.NewReader(stdin), loadOptions(cc.Config))
 		if err != nil {
 			return nil, err
 		}
@@ -308,10 +308,16 @@ func startProfile(cpuPath, memPath string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close(); writeAllocs() }, nil
 }
 
-// loadOptions are what the gates change in the controllers the loader
-// plays: WorkloadWithJob gives new Jobs a PodGroup.
-func loadOptions(gates featuregate.FeatureGate) loading.Options {
-	return loading.Options{JobPodGroups: gates != nil && gates.Enabled(features.WorkloadWithJob)}
+// loadOptions are the load's settings (-n, --default-storage-class) and
+// what the gates change in the controllers the loader plays:
+// WorkloadWithJob gives new Jobs a PodGroup.
+func loadOptions(c *schedconfig.Config) loading.Options {
+	gates := c.Features
+	return loading.Options{
+		JobPodGroups:        gates != nil && gates.Enabled(features.WorkloadWithJob),
+		Namespace:           c.Namespace,
+		DefaultStorageClass: c.DefaultStorageClass,
+	}
 }
 
 // reportSkipped tells on stderr what the load took as it is but the user

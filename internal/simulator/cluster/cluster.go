@@ -2,6 +2,8 @@ package cluster
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -70,6 +72,12 @@ type Cluster struct {
 	// PodGroupSources says where each PodGroup came from (namespace/name
 	// -> "file: document N", or its Job's source).
 	PodGroupSources map[string]string
+	// HPAs are the HorizontalPodAutoscalers (autoscaling/v1 ones as v2),
+	// read for their bounds: the questions ask what their targets need at
+	// maxReplicas.
+	HPAs []*autoscalingv2.HorizontalPodAutoscaler
+	// CronJobs are read for the Jobs their schedules create.
+	CronJobs []*batchv1.CronJob
 	// ControllerErrors are input the controllers refused (a Job's invalid
 	// spec.scheduling), each naming where it was read.
 	ControllerErrors []error
@@ -111,6 +119,12 @@ func (c *Cluster) Add(source string, obj runtime.Object) {
 		c.DaemonSets = append(c.DaemonSets, o)
 	case *batchv1.Job:
 		c.Jobs = append(c.Jobs, o)
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		c.HPAs = append(c.HPAs, o)
+	case *autoscalingv1.HorizontalPodAutoscaler:
+		c.HPAs = append(c.HPAs, HPAFromV1(o))
+	case *batchv1.CronJob:
+		c.CronJobs = append(c.CronJobs, o)
 	case *schedulingv1beta1.PodGroup:
 		c.PodGroups = append(c.PodGroups, o)
 		if c.PodGroupSources == nil {
@@ -159,4 +173,27 @@ func PodKey(p *v1.Pod) string {
 		ns = v1.NamespaceDefault
 	}
 	return ns + "/" + p.Name
+}
+
+// HPAFromV1 is an autoscaling/v1 HorizontalPodAutoscaler as the API
+// server serves it in autoscaling/v2: the same target and bounds, its
+// targetCPUUtilizationPercentage a cpu Resource metric.
+func HPAFromV1(h *autoscalingv1.HorizontalPodAutoscaler) *autoscalingv2.HorizontalPodAutoscaler {
+	out := &autoscalingv2.HorizontalPodAutoscaler{
+		TypeMeta:   h.TypeMeta,
+		ObjectMeta: h.ObjectMeta,
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: h.Spec.ScaleTargetRef.Kind,
+				Name: h.Spec.ScaleTargetRef.Name, APIVersion: h.Spec.ScaleTargetRef.APIVersion},
+			MinReplicas: h.Spec.MinReplicas,
+			MaxReplicas: h.Spec.MaxReplicas,
+		},
+	}
+	out.APIVersion = autoscalingv2.SchemeGroupVersion.String()
+	if p := h.Spec.TargetCPUUtilizationPercentage; p != nil {
+		out.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
+			Resource: &autoscalingv2.ResourceMetricSource{Name: v1.ResourceCPU,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: p}}}}
+	}
+	return out
 }

@@ -95,6 +95,12 @@ func LoadFrom(paths []string, stdin io.Reader) (*cluster.Cluster, error) {
 type Options struct {
 	// JobPodGroups: the WorkloadWithJob gate (cluster.Cluster.JobPodGroups).
 	JobPodGroups bool
+	// Namespace is the namespace of namespaced objects that name none
+	// (kubectl apply -n); empty: default.
+	Namespace string
+	// DefaultStorageClass is the class of claims without one when no
+	// StorageClass read is marked the default (--default-storage-class).
+	DefaultStorageClass string
 	// Documents, when set, keeps each file's documents as JSON for the
 	// loads after the first (the questions that load the cluster once
 	// per simulation): they skip reading and converting the YAML.
@@ -711,7 +717,7 @@ func known(kind string) bool {
 		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
 		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity",
 		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule",
-		"PodGroup":
+		"PodGroup", "HorizontalPodAutoscaler", "CronJob":
 		return true
 	}
 	return false

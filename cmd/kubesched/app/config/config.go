@@ -23,6 +23,13 @@ type Config struct {
 	Seed int64
 	// Features are the feature gates.
 	Features featuregate.FeatureGate
+	// Namespace is the namespace of the manifests' namespaced objects
+	// that name none (-n/--namespace; empty: default), as kubectl apply -n.
+	Namespace string
+	// DefaultStorageClass is the StorageClass given to claims without one
+	// when the manifests mark no class the default
+	// (--default-storage-class), as the cluster's default class would.
+	DefaultStorageClass string
 }
 
 // SchedulerOptions are the scheduler options the feature gates imply.

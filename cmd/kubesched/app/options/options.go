@@ -46,6 +46,11 @@ type Options struct {
 	Seed int64
 	// Features are the feature gates (--feature-gates).
 	Features featuregate.MutableFeatureGate
+	// Namespace is -n/--namespace: the namespace of the manifests'
+	// namespaced objects that name none.
+	Namespace string
+	// DefaultStorageClass is --default-storage-class.
+	DefaultStorageClass string
 
 	// Serving: HTTPS with delegated authentication and authorization, as
 	// kube-scheduler serves (--bind-address, --secure-port 10259, a
@@ -151,6 +156,8 @@ func (o *Options) AddManifestFlags(fss *cliflag.NamedFlagSets, outputs ...string
 	fs.StringArrayVarP(&o.Files, "filename", "f", nil, "A manifest file, a folder of .yaml/.yml/.json files, or - for the standard input (repeatable). Multi-document YAML and kind: List are read.")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, fmt.Sprintf("Output format: one of %v.", outputs))
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "Seed of the random source that breaks ties between equally scored nodes.")
+	fs.StringVarP(&o.Namespace, "namespace", "n", "", "The namespace of the manifests' namespaced objects that name none, as kubectl apply -n (default: default).")
+	fs.StringVar(&o.DefaultStorageClass, "default-storage-class", "", "The StorageClass given to PersistentVolumeClaims without one when no StorageClass in the manifests is marked storageclass.kubernetes.io/is-default-class, as the cluster's default class would be.")
 }
 
 // IsPodName reports whether --pod names a pod (NAMESPACE/NAME) rather than
@@ -254,5 +261,6 @@ func (o *Options) Config(registry runtime.Registry) (*schedconfig.Config, error)
 		}
 		return nil, errors.New(msg)
 	}
-	return &schedconfig.Config{ComponentConfig: cfg, Registry: registry, Seed: o.Seed, Features: o.Features}, nil
+	return &schedconfig.Config{ComponentConfig: cfg, Registry: registry, Seed: o.Seed, Features: o.Features,
+		Namespace: o.Namespace, DefaultStorageClass: o.DefaultStorageClass}, nil
 }
