@@ -1,9 +1,3 @@
-// Package simtest holds what the simulator's tests share: the default
-// configuration, loading builders' objects as manifests, and a
-// simulation that checks the invariants on its result, so every
-// simulation a test runs is also an invariant test.
-//
-// It imports the simulator's rooms; only their tests import it.
 package simtest
 
 import (
