@@ -317,7 +317,7 @@ func (r *Report) writeNodes(buf *bytes.Buffer) {
 	for _, n := range r.Nodes {
 		fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t", n.Name, n.Pods, n.AllocatableResources.AllowedPodNumber,
 			cores(n.RequestedResources.MilliCPU), cores(n.AllocatableResources.MilliCPU), wholePercent(n.RequestedResources.MilliCPU, n.AllocatableResources.MilliCPU),
-			gib(n.RequestedResources.Memory), gib(n.AllocatableResources.Memory), wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory))
+			memory(n.RequestedResources.Memory), memory(n.AllocatableResources.Memory), wholePercent(n.RequestedResources.Memory, n.AllocatableResources.Memory))
 		for _, e := range extended {
 			fmt.Fprintf(tw, "%d/%d\t", n.RequestedResources.Scalar[e], n.AllocatableResources.Scalar[e])
 		}
@@ -329,8 +329,27 @@ func (r *Report) writeNodes(buf *bytes.Buffer) {
 // cores writes millicores as cores with two decimals.
 func cores(milli int64) string { return fmt.Sprintf("%.2f", float64(milli)/1000) }
 
-// gib writes bytes as GiB with one decimal.
-func gib(b int64) string { return fmt.Sprintf("%.1fGi", float64(b)/(1<<30)) }
+// memory writes bytes in the unit kubectl's users write them in: whole
+// Mi under 1Gi (256Mi, not 0.2Gi), Gi with two decimals from there
+// (1.50Gi), and Ki or bytes when smaller than a Mi or not a whole Mi
+// (a request of 100M is 95.37Mi): nothing is rounded past the second
+// decimal.
+func memory(b int64) string {
+	const ki, mi, gi = 1 << 10, 1 << 20, 1 << 30
+	switch {
+	case b == 0:
+		return "0"
+	case b >= gi:
+		return fmt.Sprintf("%.2fGi", float64(b)/gi)
+	case b%mi == 0:
+		return fmt.Sprintf("%dMi", b/mi)
+	case b >= mi:
+		return fmt.Sprintf("%.2fMi", float64(b)/mi)
+	case b%ki == 0:
+		return fmt.Sprintf("%dKi", b/ki)
+	}
+	return fmt.Sprintf("%d", b)
+}
 
 // wholePercent writes used as a whole percentage of total, "-" when total
 // is 0: rounded down, as in the HTML page (see percent.go).

@@ -256,3 +256,28 @@ func TestTheTableAndTheHTMLPageShowTheSamePodGroups(t *testing.T) {
 		}
 	}
 }
+
+func TestTheNodeTableShowsMemoryInTheUnitItWasAskedIn(t *testing.T) {
+	tests := []struct {
+		name                   string
+		requested, allocatable int64
+		want                   [2]string // the two memory columns
+	}{
+		{name: "a quarter of a Gi is 256Mi, not 0.2Gi", requested: 256 << 20, allocatable: 4 << 30, want: [2]string{"256Mi", "4.00Gi"}},
+		{name: "one and a half Gi keeps both decimals", requested: 3 << 29, allocatable: 16 << 30, want: [2]string{"1.50Gi", "16.00Gi"}},
+		{name: "a request in decimal megabytes is not rounded to a whole Mi", requested: 100e6, allocatable: 1 << 30, want: [2]string{"95.37Mi", "1.00Gi"}},
+		{name: "less than a Mi is written in Ki", requested: 512 << 10, allocatable: 1 << 30, want: [2]string{"512Ki", "1.00Gi"}},
+		{name: "nothing requested is 0", requested: 0, allocatable: 1 << 30, want: [2]string{"0", "1.00Gi"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := node("n1", 1, 500, 1000)
+			n.RequestedResources.Memory, n.AllocatableResources.Memory = tt.requested, tt.allocatable
+			r := &report.Report{Nodes: []report.NodeResult{n}}
+			got := table(t, r, report.ShowAll)
+			if !regexp.MustCompile(`n1 .*\s` + regexp.QuoteMeta(tt.want[0]) + `\s+` + regexp.QuoteMeta(tt.want[1]) + `\s`).MatchString(got) {
+				t.Errorf("node line lacks memory %q of %q:\n%s", tt.want[0], tt.want[1], got)
+			}
+		})
+	}
+}
