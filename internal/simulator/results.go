@@ -104,6 +104,18 @@ func (w *World) podResults(r *report.Report) {
 			r.Summary.NotCreated++
 		}
 	}
+	// Pods for a scheduler none of the profiles is: left pending, and
+	// counted under their workloads with the reason.
+	for _, p := range w.Foreign {
+		k := p.Namespace + "/" + p.Name
+		if pending[k] {
+			continue
+		}
+		pending[k] = true
+		r.Pods = append(r.Pods, report.PodResult{Namespace: p.Namespace, Name: p.Name, Status: report.StatusOtherScheduler,
+			Group: w.PodGroup(p), Message: fmt.Sprintf("left to scheduler %q: no profile of the configuration has that schedulerName", p.Spec.SchedulerName)})
+		r.Summary.OtherScheduler++
+	}
 	// Pods that were running and were preempted, deleted or finished are
 	// listed too.
 	for k, g := range w.book.gone {

@@ -10,7 +10,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
 table { border-collapse: collapse; } td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
 .summary span { display: inline-block; margin-right: 18px; font-weight: 600; }
-.Unschedulable, .NotCreated { color: #a93226; } .Scheduled { color: #1e8449; } .Preempted, .Deleted, .Finished { color: #7d6608; }
+.Unschedulable, .NotCreated, .OtherScheduler { color: #a93226; } .Scheduled { color: #1e8449; } .Preempted, .Deleted, .Finished { color: #7d6608; }
 svg text { font: 12px system-ui, sans-serif; }
 details { margin: 2px 0; } details table { font-size: 12px; }
 #search { width: 360px; padding: 4px; }
@@ -22,7 +22,7 @@ details { margin: 2px 0; } details table { font-size: 12px; }
 <span>{{.R.Summary.Scheduled}} scheduled</span>
 <span>{{.R.Summary.Unschedulable}} unschedulable</span>
 <span>{{.R.Summary.Preempted}} preempted</span>
-{{if .R.Summary.NotCreated}}<span>{{.R.Summary.NotCreated}} not created</span>{{end}}
+{{if .R.Summary.NotCreated}}<span>{{.R.Summary.NotCreated}} not created</span>{{end}}{{if .R.Summary.OtherScheduler}}<span>{{.R.Summary.OtherScheduler}} for other schedulers</span>{{end}}
 {{if .R.Summary.Finished}}<span>{{.R.Summary.Finished}} finished</span>{{end}}
 {{if .R.Summary.Deleted}}<span>{{.R.Summary.Deleted}} deleted</span>{{end}}
 <span>{{.R.Summary.Running}} already running</span>

@@ -22,6 +22,10 @@ const (
 	// StatusNotCreated: a StatefulSet pod its controller has not created
 	// yet, waiting for the pod before it to run.
 	StatusNotCreated = "NotCreated"
+	// StatusOtherScheduler: a pod for a schedulerName none of the
+	// configuration's profiles has; another scheduler (or none) places
+	// it, kubesched leaves it pending as kube-scheduler would.
+	StatusOtherScheduler = "OtherScheduler"
 )
 
 // PodResult is one pending pod's outcome.
@@ -63,6 +67,8 @@ type Summary struct {
 	Unschedulable int `json:"unschedulable"`
 	Preempted     int `json:"preempted"`
 	NotCreated    int `json:"notCreated,omitempty"`
+	// OtherScheduler counts the pods left to another scheduler.
+	OtherScheduler int `json:"otherScheduler,omitempty"`
 	// Finished and Deleted count the pods a timeline ended or deleted.
 	Finished int `json:"finished,omitempty"`
 	Deleted  int `json:"deleted,omitempty"`

@@ -38,7 +38,7 @@ func ParseShow(s string) (Show, error) {
 
 // pendingWithReason: the pod waits, for the reason in its message.
 func pendingWithReason(p *PodResult) bool {
-	return p.Status == StatusUnschedulable || p.Status == StatusNotCreated
+	return p.Status == StatusUnschedulable || p.Status == StatusNotCreated || p.Status == StatusOtherScheduler
 }
 
 // notRunning: the pod is listed with --show pending.
@@ -133,6 +133,9 @@ func (r *Report) SummaryLine() string {
 	if s.NotCreated > 0 {
 		line += fmt.Sprintf(", %d not created", s.NotCreated)
 	}
+	if s.OtherScheduler > 0 {
+		line += fmt.Sprintf(", %d for other schedulers", s.OtherScheduler)
+	}
 	if s.Finished > 0 || s.Deleted > 0 {
 		line += fmt.Sprintf(", %d finished, %d deleted", s.Finished, s.Deleted)
 	}
@@ -185,7 +188,7 @@ func (r *Report) WriteTable(out io.Writer, show Show) error {
 			what = Plural(left, "pod") + " and " + what
 		}
 		fmt.Fprintf(&buf, "\nNot listed: %s (--show all lists every pod and node", what)
-		if show == ShowSummary && r.Summary.Unschedulable+r.Summary.NotCreated+r.Summary.Preempted > 0 {
+		if show == ShowSummary && r.Summary.Unschedulable+r.Summary.NotCreated+r.Summary.OtherScheduler+r.Summary.Preempted > 0 {
 			buf.WriteString(", --show pending the pods not running")
 		}
 		buf.WriteString(").\n")
