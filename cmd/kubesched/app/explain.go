@@ -48,8 +48,11 @@ reached as kubectl reaches it (--kubeconfig, else $KUBECONFIG, else
 which lists the cluster's nodes and pods through the API: "why is my pod
 pending?" without reading logs.
 
-With -f, the pod is the one in --pod (a file, or NAMESPACE/NAME of a pod
-in the cluster files, one a workload creates included), else the pod annotated
+With -f, the pod is the one in --pod (a file; NAMESPACE/NAME of a pod in
+the cluster files, one a workload creates included; or TYPE/NAME of a
+workload, as kubectl logs takes it: deployment/web, sts/db, job/render,
+in the namespace of -n, default if none: the first of its pods left
+without a node), else the pod annotated
 kubesched.io/pending: "true" in the cluster, else the only pod there without
 spec.nodeName.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -129,6 +132,17 @@ func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1
 		pod, err := questions.FindPendingPod(cluster)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%v: %w", opts.Files, err)
+		}
+		return cluster, pod, nil
+	}
+	if kind, name, ok := questions.WorkloadRef(opts.PodFile); ok {
+		ns := opts.Namespace
+		if ns == "" {
+			ns = v1.NamespaceDefault
+		}
+		pod, err := questions.PodOfWorkload(cluster, kind, ns, name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--pod: %w", err)
 		}
 		return cluster, pod, nil
 	}

@@ -172,7 +172,7 @@ func IsPodName(s string) bool {
 
 // AddPodFlag adds explain's --pod.
 func (o *Options) AddPodFlag(fs *pflag.FlagSet) {
-	fs.StringVar(&o.PodFile, "pod", "", "A file holding the pod to explain, or NAMESPACE/NAME of a pod in the cluster files (default: the pod annotated kubesched.io/pending: \"true\", else the only pod without spec.nodeName).")
+	fs.StringVar(&o.PodFile, "pod", "", "A file holding the pod to explain, NAMESPACE/NAME of a pod in the cluster files, or TYPE/NAME of a workload there (deployment/web, sts/db; namespace from -n) (default: the pod annotated kubesched.io/pending: \"true\", else the only pod without spec.nodeName).")
 }
 
 // Validate checks the options themselves and returns every problem.
