@@ -98,7 +98,9 @@ func (c *Cluster) scaleTarget(kind, ns, name string) **int32 {
 	case "StatefulSet":
 		return findReplicas(c.StatefulSets, match, func(s *appsv1.StatefulSet) (string, string, **int32) { return s.Namespace, s.Name, &s.Spec.Replicas })
 	case "ReplicationController":
-		return findReplicas(c.RCs, match, func(r *v1.ReplicationController) (string, string, **int32) { return r.Namespace, r.Name, &r.Spec.Replicas })
+		return findReplicas(c.RCs, match, func(r *v1.ReplicationController) (string, string, **int32) {
+			return r.Namespace, r.Name, &r.Spec.Replicas
+		})
 	}
 	return nil
 }
