@@ -13,8 +13,6 @@ import (
 	configv1 "k8s.io/kube-scheduler/config/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"k8s.io/klog/v2"
-
 	"github.com/kubesched/kubesched/internal/cluster/memory"
 	"github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/scheduler"
@@ -26,7 +24,7 @@ import (
 
 // Epoch is the virtual time a simulation starts at, so output never
 // depends on the wall clock.
-var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+var Epoch = cluster.Epoch
 
 // maxVirtualTime bounds a simulation whose pods keep failing with errors
 // or keep being retried; a world that reaches it answers nothing
@@ -79,8 +77,6 @@ type podBook struct {
 	listed map[string]bool
 	// running counts the pods bound when the simulation started.
 	running int
-	// ordered are the StatefulSets still creating pods one at a time.
-	ordered []*cluster.OrderedSet
 	// gone says why each pod that left the world left; deletions counts
 	// the pods deleted.
 	gone      map[string]Gone
@@ -139,10 +135,6 @@ func NewWorld(ctx context.Context, c *cluster.Cluster, cfg *configv1.KubeSchedul
 	}
 	// The store plays the PV controller on the listers' volumes.
 	store.SetVolumes(listers, addListed)
-	for _, o := range c.Ordered {
-		cp := *o
-		w.book.ordered = append(w.book.ordered, &cp)
-	}
 	// The nodes reach the scheduler by name, as kube-scheduler's informer
 	// lists them from the API server when it starts: the order its node
 	// tree keeps them in (and so which nodes a partial search sees) does
@@ -241,54 +233,28 @@ func (w *World) AddPending(p *v1.Pod) error {
 // Listed: the pod namespace/name is in Pending or Foreign.
 func (w *World) Listed(key string) bool { return w.book.listed[key] }
 
-// createOrdered creates the next pod of each OrderedReady StatefulSet
-// whose previous pod is bound (the simulation's Running and Ready),
-// reporting whether it created any.
+// createOrdered runs the controllers of the OrderedReady StatefulSets
+// that wait for a pod now bound (the simulation's Running and Ready): each
+// creates its next pod, or deletes what a scale down left. It reports
+// whether any pod was created or deleted.
 func (w *World) createOrdered() bool {
-	created := false
-	for _, o := range w.book.ordered {
-		for len(o.Waiting) > 0 {
-			if o.After != "" {
-				ns, name, _ := strings.Cut(o.After, "/")
-				if p, ok := w.Store.GetPod(ns, name); !ok || p.Spec.NodeName == "" {
-					break
-				}
-			}
-			next := o.Waiting[0]
-			o.Waiting = o.Waiting[1:]
-			o.After = cluster.PodKey(next)
-			if err := w.AddPending(next); err != nil {
-				// Names were checked unique when the cluster was loaded;
-				// the pod is reported as not created.
-				klog.ErrorS(err, "Creating a StatefulSet pod", "pod", klog.KObj(next))
-				o.Failed = append(o.Failed, next)
-				continue
-			}
-			created = true
-		}
+	bound := func(key string) bool {
+		ns, name, _ := strings.Cut(key, "/")
+		p, ok := w.Store.GetPod(ns, name)
+		return ok && p.Spec.NodeName != ""
 	}
-	return created
+	if !slices.ContainsFunc(w.Cluster.Ordered, func(o *cluster.OrderedSet) bool { return o.After != "" && bound(o.After) }) {
+		return false
+	}
+	created, deleted := w.runControllers(func() { w.Cluster.ReconcileOrdered(bound) })
+	return created+deleted > 0
 }
 
 // Waiting: the pod namespace/name is a StatefulSet's, not created yet.
 func (w *World) Waiting(key string) bool {
-	for _, o := range w.book.ordered {
+	for _, o := range w.Cluster.Ordered {
 		for _, p := range o.Waiting {
 			if cluster.PodKey(p) == key {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// DropWaiting removes a pod not created yet from its StatefulSet's queue.
-func (w *World) DropWaiting(p *v1.Pod) bool {
-	k := cluster.PodKey(p)
-	for _, o := range w.book.ordered {
-		for i, q := range o.Waiting {
-			if cluster.PodKey(q) == k {
-				o.Waiting = slices.Delete(slices.Clone(o.Waiting), i, i+1)
 				return true
 			}
 		}

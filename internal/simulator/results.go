@@ -91,18 +91,23 @@ func (w *World) PodResults() []report.PodResult {
 func (w *World) podResults(r *report.Report) {
 	r.Pods = make([]report.PodResult, 0, len(w.Pending))
 	pending := make(map[string]bool, len(w.Pending))
-	for _, p := range w.Pending {
-		k := p.Namespace + "/" + p.Name
-		pending[k] = true
-		r.Pods = append(r.Pods, w.podResult(r, p, k))
-	}
-	// StatefulSet pods never created: the pod before them never ran.
-	for _, o := range w.book.ordered {
-		for _, p := range append(o.Failed, o.Waiting...) {
+	// StatefulSet pods not created (yet, or again: a pod of the name
+	// that went is not listed): the pod before them does not run.
+	for _, o := range w.Cluster.Ordered {
+		for _, p := range o.Waiting {
+			pending[cluster.PodKey(p)] = true
 			r.Pods = append(r.Pods, report.PodResult{Namespace: p.Namespace, Name: p.Name, Status: report.StatusNotCreated,
 				Message: fmt.Sprintf("not created: %s creates its pods in order and waits for %s to run", w.Cluster.Workloads[o.Workload], o.After)})
 			r.Summary.NotCreated++
 		}
+	}
+	for _, p := range w.Pending {
+		k := p.Namespace + "/" + p.Name
+		if pending[k] {
+			continue
+		}
+		pending[k] = true
+		r.Pods = append(r.Pods, w.podResult(r, p, k))
 	}
 	// Pods for a scheduler none of the profiles is: left pending, and
 	// counted under their workloads with the reason.
@@ -229,7 +234,9 @@ func (w *World) workloadResults(r *report.Report) []report.WorkloadResult {
 	reasons := make([]map[string]int, len(w.Cluster.Workloads))
 	for i, wl := range w.Cluster.Workloads {
 		out[i] = report.WorkloadResult{Kind: wl.Kind, Namespace: wl.Namespace, Name: wl.Name}
-		if job, ok := w.Cluster.WorkloadObject(i).(*batchv1.Job); ok {
+		// Workloads are listed in their controllers' order (DaemonSets
+		// first), WorkloadObject's in the input's: the Job by name.
+		if job, ok := w.Cluster.WorkloadByName(wl.Kind, wl.Namespace, wl.Name).(*batchv1.Job); ok {
 			out[i].Completions = jobCompletions(job)
 		}
 		reasons[i] = map[string]int{}

@@ -44,6 +44,8 @@ type runState struct {
 	// groupRetryVersion is the store's version when pod groups rejected
 	// and backing off were last let retry (groupsSettled); 0: never.
 	groupRetryVersion uint64
+	// cronStarted: the CronJobs were started (startCronJobs).
+	cronStarted bool
 }
 
 // groupsSettled: what backs off is only pod groups whose last attempt was
@@ -179,15 +181,14 @@ func (w *World) reconcile() {
 
 // Change makes a change to the world (a step's creations and deletions),
 // then runs the workloads' controllers and brings into the world what
-// they created: pods, ordered StatefulSet pods, ReplicaSets and claims
-// (for the listers). It returns how many pods were created (those
-// waiting their StatefulSet's turn included) and deleted, and the first
-// error of the change or of the controllers' creations. A nil change
-// only runs the controllers.
+// they created: pods, ReplicaSets and claims (for the listers). It
+// returns how many pods were created (a StatefulSet's pods waiting their
+// turn are not, yet) and deleted, and the first error of the change or of
+// the controllers' creations. A nil change only runs the controllers.
 func (w *World) Change(change func() error) (created, deleted int, err error) {
 	c := w.Cluster
-	c.StartControllers(w.Live, w.Store.Removals)
-	pods, ordered, rs, others := len(c.Pods), len(c.Ordered), len(c.ReplicaSets), len(c.Others)
+	w.startControllers()
+	pods, rs, others := len(c.Pods), len(c.ReplicaSets), len(c.Others)
 	deletions := w.book.deletions
 	if change != nil {
 		if err := change(); err != nil {
@@ -202,15 +203,61 @@ func (w *World) Change(change func() error) (created, deleted int, err error) {
 	if err := w.adoptPodGroups(c.PodGroups[groups:]); err != nil {
 		return 0, 0, err
 	}
-	w.adopt(pods, ordered, rs, others)
+	w.adopt(pods, rs, others)
 	if w.run.err != nil {
 		return 0, 0, w.run.err
 	}
-	created = len(c.Pods) - pods
-	for _, o := range c.Ordered[ordered:] {
-		created += len(o.Waiting)
+	return len(c.Pods) - pods, w.book.deletions - deletions, nil
+}
+
+// runControllers runs some of the controllers (reconcile: the
+// StatefulSets waiting for a pod) and brings into the world what they
+// created, returning how many pods they created and deleted; an error
+// stays in w.run.err.
+func (w *World) runControllers(reconcile func()) (created, deleted int) {
+	c := w.Cluster
+	w.startControllers()
+	pods, rs, others := len(c.Pods), len(c.ReplicaSets), len(c.Others)
+	deletions := w.book.deletions
+	reconcile()
+	w.adopt(pods, rs, others)
+	return len(c.Pods) - pods, w.book.deletions - deletions
+}
+
+// startControllers gives the controllers the world's hooks.
+func (w *World) startControllers() {
+	w.Cluster.StartControllers(cluster.Hooks{
+		Live: w.Live, Removals: w.Store.Removals, Now: w.Clock.Now,
+		Remove: func(p *v1.Pod, why string) { w.Remove(p, Gone{Status: report.StatusDeleted, Message: why}) },
+	})
+}
+
+// startCronJobs has the CronJobs run, when the world first runs: at their
+// schedule's times up to the Scenario's last step when a timeline
+// watches the world, else once each at once (their peak).
+func (w *World) startCronJobs() {
+	c := w.Cluster
+	w.run.cronStarted = true
+	w.startControllers()
+	if sc := c.Scenario; sc != nil && w.timeline != nil {
+		until := Epoch
+		if n := len(sc.Steps); n > 0 {
+			until = until.Add(sc.Steps[n-1].At)
+		}
+		c.ScheduleCronJobs(until)
+	} else {
+		c.CronJobsAtPeak()
 	}
-	return created, w.book.deletions - deletions, nil
+	if len(c.CronJobs) > 0 {
+		w.reconcile()
+		w.Store.Flush()
+	}
+}
+
+// cronJobsDue: a CronJob has a Job to create now.
+func (w *World) cronJobsDue() bool {
+	t, ok := w.Cluster.NextCronJob()
+	return ok && !t.After(w.Clock.Now())
 }
 
 // adoptPodGroups brings into the world the PodGroups the controllers made
@@ -234,9 +281,8 @@ func (w *World) adoptPodGroups(groups []*schedulingv1beta1.PodGroup) error {
 }
 
 // adopt brings into the world what the controllers created since the
-// counts given: pods, ordered StatefulSet pods, ReplicaSets and claims
-// (for the listers).
-func (w *World) adopt(pods, ordered, rs, others int) {
+// counts given: pods, ReplicaSets and claims (for the listers).
+func (w *World) adopt(pods, rs, others int) {
 	c := w.Cluster
 	for _, r := range c.ReplicaSets[rs:] {
 		w.AddObject(r)
@@ -245,11 +291,6 @@ func (w *World) adopt(pods, ordered, rs, others int) {
 		w.AddObject(o)
 	}
 	fresh := c.Pods[pods:]
-	for _, o := range c.Ordered[ordered:] {
-		cp := *o
-		w.book.ordered = append(w.book.ordered, &cp)
-		fresh = append(fresh[:len(fresh):len(fresh)], o.Waiting...)
-	}
 	if err := loading.DefaultPods(c, fresh); err != nil {
 		w.run.err = err
 		return
@@ -354,6 +395,9 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 	sched, store := w.Scheduler, w.Store
 	replace := w.Cluster.Scenario != nil
 	finishes := &w.run.finishes.heap
+	if !w.run.cronStarted {
+		w.startCronJobs()
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -367,7 +411,7 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 		for sched.TryScheduleOne(ctx) {
 			sched.WaitForBindings()
 			store.Flush()
-			if len(w.book.ordered) > 0 && w.createOrdered() {
+			if len(w.Cluster.Ordered) > 0 && w.createOrdered() {
 				store.Flush()
 			}
 		}
@@ -387,6 +431,11 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 			store.Flush()
 			continue
 		}
+		if wait && w.cronJobsDue() {
+			w.reconcile()
+			store.Flush()
+			continue
+		}
 		next := deadline
 		if !wait {
 			t, ok := sched.Queue.NextBackoffExpiry()
@@ -402,6 +451,9 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 			next = (*finishes)[0].t
 		}
 		if t, ok := w.nextDrain(); ok && wait && t.Before(next) {
+			next = t
+		}
+		if t, ok := w.Cluster.NextCronJob(); ok && wait && t.Before(next) {
 			next = t
 		}
 		if t, ok := sched.Queue.NextBackoffExpiry(); ok && !t.After(next) && !w.groupsSettled() {

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -11,17 +13,31 @@ import (
 // What a running world (a timeline's steps, capacity's scaling) asks of
 // the cluster's controllers, once the cluster is loaded.
 
-// StartControllers makes the workloads' controllers ready to run again
-// and has them read a pod's current state through live: nil once the
-// pod is gone (deleted, finished, evicted); a pod not created yet is
-// itself. removals counts the pods gone so far: while it stays the same,
-// a pod live found alive is still alive, with the same phase (the
-// controllers then count a workload's pods without looking at each again).
-func (c *Cluster) StartControllers(live func(*v1.Pod) *v1.Pod, removals func() uint64) {
+// Hooks are what a running world gives the controllers.
+type Hooks struct {
+	// Live is a pod's current state: nil once the pod is gone (deleted,
+	// finished, evicted); a pod not created yet is itself.
+	Live func(*v1.Pod) *v1.Pod
+	// Removals counts the pods gone so far: while it stays the same, a pod
+	// Live found alive is still alive, with the same phase (the
+	// controllers then count a workload's pods without looking at each
+	// again).
+	Removals func() uint64
+	// Remove deletes a pod a controller deletes (a StatefulSet scaled
+	// down, a CronJob's Job replaced), saying why.
+	Remove func(p *v1.Pod, why string)
+	// Now is the world's clock (a CronJob's schedule).
+	Now func() time.Time
+}
+
+// StartControllers makes the workloads' controllers ready to run again,
+// in the world h gives.
+func (c *Cluster) StartControllers(h Hooks) {
 	if c.controllers == nil {
 		c.newControllers()
 	}
-	c.controllers.live, c.controllers.removals = live, removals
+	e := c.controllers
+	e.live, e.removals, e.remove, e.now = h.Live, h.Removals, h.Remove, h.Now
 }
 
 // Reconcile runs every workload's controller once (StartControllers
@@ -45,6 +61,13 @@ func (c *Cluster) AddCreated(source string, obj runtime.Object) {
 		in := &c.workloads[len(c.workloads)-1]
 		in.source = source
 		defaultWorkload(in.obj)
+	case *batchv1.CronJob:
+		// Its controller takes it as created on its first run: now.
+		if n := len(c.workloads); n == 0 || c.workloads[n-1].obj != obj {
+			c.workloads = append(c.workloads, workloadInput{obj: obj})
+		}
+		c.workloads[len(c.workloads)-1].source = source
+		defaultWorkload(obj)
 	}
 }
 
@@ -89,8 +112,42 @@ func (c *Cluster) WorkloadIndex(kind, ns, name string) int {
 // which its controller reads on its next run.
 func (c *Cluster) WorkloadObject(i int) interface{} { return c.workloads[i].obj }
 
-// DeleteWorkload stops workload i's controller.
-func (c *Cluster) DeleteWorkload(i int) { c.workloads[i].deleted = true }
+// DeleteWorkload stops workload i's controller; a StatefulSet creates
+// no more pods, a CronJob's Jobs go with it (the garbage collector's
+// work: their pods are PodsOf's, for the caller to delete).
+func (c *Cluster) DeleteWorkload(i int) {
+	in := &c.workloads[i]
+	in.deleted = true
+	m, ok := in.obj.(metav1.Object)
+	if !ok || c.controllers == nil {
+		return
+	}
+	k := ownerKey(kindOf(in.obj), m.GetNamespace(), m.GetName())
+	switch in.obj.(type) {
+	case *appsv1.StatefulSet:
+		c.controllers.forgetOrdered(k)
+	case *batchv1.CronJob:
+		if st := c.controllers.crons.byKey[k]; st != nil {
+			st.deleted = true
+		}
+		for _, j := range c.jobsOf(m.GetNamespace(), m.GetName()) {
+			c.workloads[j].deleted = true
+		}
+	}
+}
+
+// WorkloadByName is the object of the workload kind ns/name that was
+// listed last, deleted or not (the report's Job completions); nil when
+// there is none.
+func (c *Cluster) WorkloadByName(kind, ns, name string) interface{} {
+	for i := len(c.workloads) - 1; i >= 0; i-- {
+		in := c.workloads[i]
+		if m, ok := in.obj.(metav1.Object); ok && kindOf(in.obj) == kind && m.GetNamespace() == ns && m.GetName() == name {
+			return in.obj
+		}
+	}
+	return nil
+}
 
 func kindOf(obj interface{}) string {
 	switch obj.(type) {
@@ -106,13 +163,16 @@ func kindOf(obj interface{}) string {
 		return "Job"
 	case *v1.ReplicationController:
 		return "ReplicationController"
+	case *batchv1.CronJob:
+		return "CronJob"
 	}
 	return ""
 }
 
 // PodsOf are a workload's pods as live sees them (those it returns nil
 // for left out), in creation order, a Deployment's through its
-// ReplicaSets.
+// ReplicaSets, a CronJob's through its Jobs. A StatefulSet's pods not
+// created yet are not (c.Ordered holds them).
 func (c *Cluster) PodsOf(kind, ns, name string, live func(*v1.Pod) *v1.Pod) []*v1.Pod {
 	return c.PodsOfSince(kind, ns, name, live, nil)
 }
@@ -123,10 +183,16 @@ func (c *Cluster) PodsOf(kind, ns, name string, live func(*v1.Pod) *v1.Pod) []*v
 func (c *Cluster) PodsOfSince(kind, ns, name string, live func(*v1.Pod) *v1.Pod, marks map[string]int) []*v1.Pod {
 	e := c.controllers
 	keys := []string{ownerKey(kind, ns, name)}
-	if kind == "Deployment" {
+	switch kind {
+	case "Deployment":
 		keys = keys[:0]
 		for _, rs := range c.ReplicaSetsOf(ns, name) {
 			keys = append(keys, ownerKey("ReplicaSet", ns, rs.Name))
+		}
+	case "CronJob":
+		keys = keys[:0]
+		for _, i := range c.jobsOf(ns, name) {
+			keys = append(keys, ownerKey("Job", ns, c.workloads[i].obj.(*batchv1.Job).Name))
 		}
 	}
 	var out []*v1.Pod

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,7 +24,7 @@ import (
 
 // Workload is a controller object whose pods the simulation creates as
 // its controller would: Deployment, ReplicaSet, StatefulSet, Job,
-// DaemonSet, ReplicationController.
+// DaemonSet, ReplicationController, CronJob (its Jobs' pods).
 type Workload struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
@@ -33,20 +34,6 @@ type Workload struct {
 }
 
 func (w Workload) String() string { return w.Kind + " " + w.Namespace + "/" + w.Name }
-
-// OrderedSet holds the pods a StatefulSet with the OrderedReady policy has
-// yet to create: each one is created once the one before it is running
-// (in the simulation: bound), as the StatefulSet controller waits for it
-// to be Running and Ready.
-type OrderedSet struct {
-	Workload int
-	// Waiting are the pods not created yet, in ordinal order; After is
-	// the pod the first of them waits for.
-	Waiting []*v1.Pod
-	After   string // namespace/name
-	// Failed are pods the store refused (reported as not created).
-	Failed []*v1.Pod
-}
 
 // workloadInput is a workload object in input order, with its source;
 // deleted is set when a scenario step deletes it.
@@ -74,6 +61,7 @@ const (
 // replicas.
 func (c *Cluster) RunControllers() {
 	c.WorkloadOf = map[string]int{}
+	c.cronJobInputs()
 	if len(c.workloads) == 0 {
 		return
 	}
@@ -98,7 +86,8 @@ func (c *Cluster) newControllers() *controllers {
 		}
 		taken[PodKey(p)] = true
 	}
-	e := &controllers{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, assigned: map[string]int{}, index: map[string]int{}, done: map[string]map[string]bool{}, jobGroups: map[string]*schedulingv1beta1.PodGroup{}}
+	e := &controllers{c: c, names: &namer{taken: taken, next: map[string]int{}}, owned: map[string][]*v1.Pod{}, assigned: map[string]int{}, index: map[string]int{},
+		done: map[string]map[string]bool{}, jobGroups: map[string]*schedulingv1beta1.PodGroup{}, seen: map[string]int{}, orderedSets: map[string]*OrderedSet{}}
 	c.controllers = e
 	for _, p := range c.Pods {
 		e.own(p)
@@ -115,17 +104,27 @@ func (c *Cluster) newControllers() *controllers {
 
 // reconcile runs every workload's controller once: each creates the pods
 // it is missing, DaemonSets first (the DaemonSet controller places its
-// pods as soon as nodes exist), then the others in input order.
+// pods as soon as nodes exist), then CronJobs (their Jobs run in the same
+// pass), then the others in input order.
 func (e *controllers) reconcile() {
-	for pass := 0; pass < 2; pass++ {
+	for pass := 0; pass < 3; pass++ {
 		for _, in := range e.c.workloads {
-			_, isDS := in.obj.(*appsv1.DaemonSet)
-			if isDS != (pass == 0) || in.deleted {
+			if in.deleted || reconcilePass(in.obj) != pass {
 				continue
 			}
 			e.runController(in)
 		}
 	}
+}
+
+func reconcilePass(obj interface{}) int {
+	switch obj.(type) {
+	case *appsv1.DaemonSet:
+		return 0
+	case *batchv1.CronJob:
+		return 1
+	}
+	return 2
 }
 
 type controllers struct {
@@ -153,6 +152,20 @@ type controllers struct {
 	removals func() uint64
 	// counted caches counts' answer per controller.
 	counted map[string]*ownerCount
+	// remove, when set (a running world), deletes a pod, saying why (a
+	// StatefulSet scaled down); now is the world's clock.
+	remove func(p *v1.Pod, why string)
+	now    func() time.Time
+	// seen counts the pods of each namespace/name the controllers own or
+	// owned: a StatefulSet's pod made again under a name gets a UID of
+	// its own.
+	seen map[string]int
+	// orderedSets are the StatefulSets' OrderedSets, by
+	// kind/namespace/name (statefulsets.go).
+	orderedSets map[string]*OrderedSet
+	// crons are the CronJobs' controllers, by kind/namespace/name
+	// (cronjobs.go).
+	crons cronJobs
 }
 
 // ownerCount is what counts found of a controller's first mark pods while
@@ -274,6 +287,8 @@ func (e *controllers) runController(in workloadInput) {
 		e.job(o, in.source)
 	case *appsv1.DaemonSet:
 		e.daemonSet(o, in.source)
+	case *batchv1.CronJob:
+		e.cronJob(o, in.source)
 	}
 }
 
@@ -300,17 +315,34 @@ func (e *controllers) replicas(kind string, gvk schema.GroupVersionKind, m *meta
 	}
 }
 
+// add creates a pod of workload wl: what the API server does to it
+// first, then file.
 func (e *controllers) add(p *v1.Pod, wl int, source string) {
-	k := PodKey(p)
 	mergeAffinityLabelKeys(p)
+	e.file(p, wl, source)
+}
+
+// file lists a pod created under workload wl.
+func (e *controllers) file(p *v1.Pod, wl int, source string) {
+	k := PodKey(p)
 	e.own(p)
 	e.c.Pods = append(e.c.Pods, p)
-	e.c.Sources[k] = source + ", " + e.c.Workloads[wl].String()
+	e.c.Sources[k] = sourceOf(source, e.c.Workloads[wl])
 	e.c.WorkloadOf[k] = wl
+}
+
+// sourceOf is where a workload's pod comes from: the workload's source,
+// then the workload.
+func sourceOf(source string, wl Workload) string {
+	if source == "" {
+		return wl.String()
+	}
+	return source + ", " + wl.String()
 }
 
 // own files the pod under its controller.
 func (e *controllers) own(p *v1.Pod) {
+	e.seen[PodKey(p)]++
 	if ref := metav1.GetControllerOf(p); ref != nil {
 		k := ownerKey(ref.Kind, p.Namespace, ref.Name)
 		e.owned[k] = append(e.owned[k], p)
@@ -356,105 +388,16 @@ func (e *controllers) deployment(d *appsv1.Deployment, source string) {
 	}
 }
 
-// statefulSet creates the pods <name>-<ordinal> from spec.ordinals.start
-// that do not exist, with their identity (hostname, subdomain, the
-// pod-name and pod-index labels) and a claim per volumeClaimTemplate
-// (<template>-<name>-<ordinal>). With the OrderedReady policy (the
-// default) a pod is created only once the one before it runs: the rest
-// wait in c.Ordered.
-func (e *controllers) statefulSet(s *appsv1.StatefulSet, source string) {
-	wl := e.workload("StatefulSet", &s.ObjectMeta, source)
-	existing := map[string]*v1.Pod{}
-	for _, p := range e.active("StatefulSet", &s.ObjectMeta, wl) {
-		existing[p.Name] = p
-	}
-	want := 1
-	if s.Spec.Replicas != nil {
-		want = int(*s.Spec.Replicas)
-	}
-	start := 0
-	if s.Spec.Ordinals != nil {
-		start = int(s.Spec.Ordinals.Start)
-	}
-	revision := s.Name + "-" + computeHash(&s.Spec.Template, s.Status.CollisionCount)
-	parallel := s.Spec.PodManagementPolicy == appsv1.ParallelPodManagement
-	var waiting []*v1.Pod
-	prev, prevRunning := "", true
-	for ord := start; ord < start+want; ord++ {
-		name := fmt.Sprintf("%s-%d", s.Name, ord)
-		if p, ok := existing[name]; ok {
-			prev, prevRunning = PodKey(p), p.Spec.NodeName != ""
-			continue
-		}
-		p := podFromTemplate(&s.Spec.Template, &s.ObjectMeta, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
-		// GetPodFromTemplate's generateName stays; the name is set.
-		p.GenerateName, p.Name = s.Name+"-", name
-		p.Labels[appsv1.StatefulSetPodNameLabel] = name
-		p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(ord)
-		p.Labels[appsv1.ControllerRevisionHashLabelKey] = revision
-		p.Spec.Hostname = name
-		p.Spec.Subdomain = s.Spec.ServiceName
-		e.claimVolumes(s, p, ord)
-		e.names.taken[PodKey(p)] = true
-		if parallel || (len(waiting) == 0 && prevRunning) {
-			e.add(p, wl, source)
-			prev, prevRunning = PodKey(p), false
-			continue
-		}
-		e.c.Sources[PodKey(p)] = source + ", " + e.c.Workloads[wl].String()
-		e.c.WorkloadOf[PodKey(p)] = wl
-		mergeAffinityLabelKeys(p)
-		e.own(p)
-		if len(waiting) == 0 {
-			e.c.Ordered = append(e.c.Ordered, &OrderedSet{Workload: wl, After: prev})
-		}
-		waiting = append(waiting, p)
-		e.c.Ordered[len(e.c.Ordered)-1].Waiting = waiting
-	}
-}
-
-// claimVolumes points the pod's volumes named after the claim templates
-// at its claims (in template order, then its other volumes, as the
-// StatefulSet controller does), creating the claims that do not exist.
-func (e *controllers) claimVolumes(s *appsv1.StatefulSet, p *v1.Pod, ord int) {
-	if len(s.Spec.VolumeClaimTemplates) == 0 {
-		return
-	}
-	templates := map[string]bool{}
-	var vols []v1.Volume
-	for i := range s.Spec.VolumeClaimTemplates {
-		t := &s.Spec.VolumeClaimTemplates[i]
-		templates[t.Name] = true
-		claim := t.DeepCopy()
-		claim.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
-		claim.Name = fmt.Sprintf("%s-%s-%d", t.Name, s.Name, ord)
-		claim.Namespace = s.Namespace
-		claim.UID = types.UID("pvc-" + claim.Namespace + "-" + claim.Name)
-		if s.Spec.Selector != nil {
-			claim.Labels = withLabels(claim.Labels, s.Spec.Selector.MatchLabels)
-		}
-		if k := claim.Namespace + "/" + claim.Name; !e.claims[k] {
-			e.claims[k] = true
-			e.c.Others = append(e.c.Others, claim)
-		}
-		vols = append(vols, v1.Volume{Name: t.Name, VolumeSource: v1.VolumeSource{
-			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim.Name}}})
-	}
-	for _, v := range p.Spec.Volumes {
-		if !templates[v.Name] {
-			vols = append(vols, v)
-		}
-	}
-	p.Spec.Volumes = vols
-}
-
 // job creates the pods a Job runs at once: parallelism (default 1), at
 // most the completions not yet succeeded, minus its active pods; an
 // Indexed Job's pods get the lowest indexes not running (name
 // <job>-<index>-xxxxx, hostname <job>-<index>, the completion-index
 // annotation and label). A suspended Job runs none.
 func (e *controllers) job(j *batchv1.Job, source string) {
-	wl := e.workload("Job", &j.ObjectMeta, source)
+	wl := e.cronJobWorkload(j)
+	if wl < 0 {
+		wl = e.workload("Job", &j.ObjectMeta, source)
+	}
 	activePods := e.active("Job", &j.ObjectMeta, wl)
 	if j.Spec.Suspend != nil && *j.Spec.Suspend {
 		return
@@ -464,8 +407,13 @@ func (e *controllers) job(j *batchv1.Job, source string) {
 		parallelism = *j.Spec.Parallelism
 	}
 	want := parallelism
-	if j.Spec.Completions != nil {
+	switch {
+	case j.Spec.Completions != nil:
 		want = min(parallelism, *j.Spec.Completions-j.Status.Succeeded)
+	case j.Status.Succeeded > 0:
+		// Without completions the Job is done once a pod succeeded: the
+		// pods running finish, no new one starts.
+		want = 0
 	}
 	n := int(want) - len(activePods)
 	indexed := j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion
@@ -692,6 +640,8 @@ func defaultWorkload(obj interface{}) {
 		}
 	case *batchv1.Job:
 		m, kind = &o.ObjectMeta, "job"
+	case *batchv1.CronJob:
+		m, kind = &o.ObjectMeta, "cronjob"
 	default:
 		return
 	}

@@ -155,14 +155,6 @@ func create(w *simulator.World, obj runtime.Object, source string) error {
 	return nil
 }
 
-func removeOrWait(w *simulator.World, p *v1.Pod, why simulator.Gone) {
-	if _, inStore := w.Store.GetPod(p.Namespace, p.Name); inStore {
-		w.Remove(p, why)
-		return
-	}
-	w.DropWaiting(p)
-}
-
 func deleteRef(w *simulator.World, r cluster.ObjectRef, why simulator.Gone) error {
 	ns := r.Namespace
 	if ns == "" && r.Kind != "Node" {
@@ -196,7 +188,7 @@ func deleteRef(w *simulator.World, r cluster.ObjectRef, why simulator.Gone) erro
 			return fmt.Errorf("delete: %s %s/%s not found", r.Kind, ns, r.Name)
 		}
 		for _, p := range w.Cluster.PodsOf(r.Kind, ns, r.Name, w.Live) {
-			removeOrWait(w, p, why)
+			w.Remove(p, why)
 		}
 		w.Cluster.DeleteWorkload(i)
 	}
@@ -235,20 +227,12 @@ func scale(w *simulator.World, r cluster.ScaleRef, why simulator.Gone) error {
 			excess = newestFirst(w.Cluster.PodsOf(r.Kind, ns, r.Name, w.Live), int(n))
 		}
 	case *appsv1.StatefulSet:
+		// Its controller deletes the pods past the replicas, highest
+		// ordinal first, when its policy lets it (World.Change runs it).
 		o.Spec.Replicas = &n
-		start := 0
-		if o.Spec.Ordinals != nil {
-			start = int(o.Spec.Ordinals.Start)
-		}
-		for _, p := range w.Cluster.PodsOf(r.Kind, ns, r.Name, w.Live) {
-			var ord int
-			if _, err := fmt.Sscanf(strings.TrimPrefix(p.Name, o.Name+"-"), "%d", &ord); err == nil && ord >= start+int(n) {
-				excess = append(excess, p)
-			}
-		}
 	}
 	for _, p := range excess {
-		removeOrWait(w, p, simulator.Gone{Status: report.StatusDeleted, Message: "scaled down by step " + strings.TrimPrefix(why.Message, "deleted by step ")})
+		w.Remove(p, simulator.Gone{Status: report.StatusDeleted, Message: "scaled down by step " + strings.TrimPrefix(why.Message, "deleted by step ")})
 	}
 	return nil
 }

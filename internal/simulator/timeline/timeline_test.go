@@ -176,6 +176,20 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 			},
 		},
 		{
+			name: "a Job without completions is done once its pod succeeds: no pod starts after it",
+			objs: []runtime.Object{simtest.Node("a"),
+				st.MakeJob("once", 1, nil, st.MakePod().Req(cpu("1")).Annotation(cluster.DurationAnnotation, "10m")).Obj()},
+			steps: []cluster.Step{{At: time.Hour, Name: "end"}},
+			check: func(t *testing.T, w *simulator.World, r *report.Report, trace []report.TraceLine) {
+				if len(trace) != 1 || r.Summary.Finished != 1 {
+					t.Errorf("trace %+v, summary %+v: want one pod, bound once and finished", trace, r.Summary)
+				}
+				if got := r.Workloads[0]; got.Completions != "1/1" || got.Pods != 0 {
+					t.Errorf("Job = %+v, want completions 1/1 and no pod left", got)
+				}
+			},
+		},
+		{
 			name: "scaling down deletes the newest pods first",
 			objs: []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 1, web)},
 			steps: []cluster.Step{
