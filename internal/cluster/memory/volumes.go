@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/kubesched/kubesched/internal/cluster"
 	"github.com/kubesched/kubesched/pkg/framework"
@@ -59,11 +59,10 @@ func (s *Store) UpdatePersistentVolume(_ context.Context, pv *v1.PersistentVolum
 }
 
 // UpdatePersistentVolumeClaim implements framework.VolumeWriter. A claim
-// given a selected node is provisioned at once, as a provisioner and the
-// PV controller would: a volume of the claim's class and size, named as
-// the external provisioners name theirs (pvc-<uid>), bound to the claim.
-// The simulation does not know the provisioner's topology: the volume
-// has no node affinity.
+// given a selected node (VolumeBinding's PreBind, WaitForFirstConsumer) is
+// provisioned at once, as its provisioner and the PV controller would: a
+// volume of the claim's class and size, pinned where the provisioner
+// would pin it on that node (topology.go), bound to the claim.
 func (s *Store) UpdatePersistentVolumeClaim(_ context.Context, pvc *v1.PersistentVolumeClaim) (*v1.PersistentVolumeClaim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -71,47 +70,16 @@ func (s *Store) UpdatePersistentVolumeClaim(_ context.Context, pvc *v1.Persisten
 		return pvc, nil
 	}
 	pvc = pvc.DeepCopy()
-	if pvc.Annotations[annSelectedNode] == "" || pvc.Spec.VolumeName != "" {
+	selected := pvc.Annotations[annSelectedNode]
+	if selected == "" || pvc.Spec.VolumeName != "" {
 		return pvc, s.putVolumeLocked(nil, pvc)
 	}
-	name := "pvc-" + string(pvc.UID)
-	if pvc.UID == "" {
-		name = "pvc-" + pvc.Namespace + "-" + pvc.Name
-	}
-	if _, err := s.volumeListers.PersistentVolumes.Get(name); err == nil {
-		return nil, apierrors.NewAlreadyExists(v1.Resource("persistentvolumes"), name)
-	}
-	class := ""
-	if pvc.Spec.StorageClassName != nil {
-		class = *pvc.Spec.StorageClassName
-	}
-	pv := &v1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: s.provisioner(class)}},
-		Spec: v1.PersistentVolumeSpec{
-			StorageClassName: class,
-			Capacity:         v1.ResourceList{v1.ResourceStorage: pvc.Spec.Resources.Requests[v1.ResourceStorage]},
-			AccessModes:      pvc.Spec.AccessModes,
-			VolumeMode:       pvc.Spec.VolumeMode,
-			ClaimRef: &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: pvc.Namespace, Name: pvc.Name,
-				UID: pvc.UID},
-			PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
-		},
-		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
-	}
-	bind(pvc, pv)
-	return pvc, s.putVolumeLocked(pv, pvc)
-}
-
-// provisioner is the class's provisioner, "" when the class is unknown.
-func (s *Store) provisioner(class string) string {
-	if s.volumeListers.StorageClasses == nil {
-		return ""
-	}
-	sc, err := s.volumeListers.StorageClasses.Get(class)
+	sc := s.classLocked(storagehelpers.GetPersistentVolumeClaimClass(pvc))
+	pv, claim, err := s.provisionLocked(pvc, sc, s.nodes[selected], false)
 	if err != nil {
-		return ""
+		return nil, err
 	}
-	return sc.Provisioner
+	return claim, s.putVolumeLocked(pv, claim)
 }
 
 // bind completes a claim's binding to pv as the PV controller does.
