@@ -204,6 +204,7 @@ func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, 
 	l.dropOrphans()
 	l.c.JobPodGroups = opts.JobPodGroups
 	l.c.RunControllers()
+	defaultStorage(l.c, opts.DefaultStorageClass)
 	if len(l.c.ControllerErrors) > 0 {
 		return nil, l.c.ControllerErrors[0]
 	}
