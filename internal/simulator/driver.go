@@ -134,7 +134,7 @@ func NewWorld(ctx context.Context, c *cluster.Cluster, cfg *configv1.KubeSchedul
 		return nil, err
 	}
 	// The store plays the PV controller on the listers' volumes.
-	store.SetVolumes(listers, addListed)
+	w.objects.addListed = w.playVolumeControllers(listers, addListed)
 	// The nodes reach the scheduler by name, as kube-scheduler's informer
 	// lists them from the API server when it starts: the order its node
 	// tree keeps them in (and so which nodes a partial search sees) does
