@@ -396,6 +396,10 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 	replace := w.Cluster.Scenario != nil
 	finishes := &w.run.finishes.heap
 	if !w.run.cronStarted {
+		// As the world first runs: the PV controller's pass over the
+		// claims read (Immediate ones, static and pre-bound volumes),
+		// then the CronJobs' first Jobs.
+		w.SyncVolumes()
 		w.startCronJobs()
 	}
 	for {

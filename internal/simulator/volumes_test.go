@@ -85,9 +85,7 @@ func loadItems(t *testing.T, items, steps, flag string) *cluster.Cluster {
 // invariants.
 func runStorage(t *testing.T, c *cluster.Cluster) (*simulator.World, map[string]report.PodResult) {
 	t.Helper()
-	w := simtest.NewWorld(t, c, 1)
-	// The PV controller's pass as the run starts (runLoop does it too).
-	w.SyncVolumes()
+	w := simtest.NewWorld(t, c, 1) // the run's start plays the PV controller's pass
 	if err := timeline.Run(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
