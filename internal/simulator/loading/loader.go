@@ -113,7 +113,7 @@ func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, 
 	// command's starting heap has it off), and the memory it leaves is
 	// reused by the simulation.
 	defer gcpace.Loading()()
-	l := &loader{c: cluster.New(), read: map[string]int{}, docs: opts.Documents}
+	l := &loader{c: cluster.New(), read: map[string]int{}, docs: opts.Documents, namespace: opts.Namespace}
 	readStdin := false
 	for _, p := range paths {
 		if p == "-" {
@@ -155,6 +155,8 @@ func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, 
 // loader reads files into a cluster.
 type loader struct {
 	c *cluster.Cluster
+	// namespace is -n (Options.Namespace), "" when not given.
+	namespace string
 	// intern shares equal resource lists between the loaded objects.
 	intern *interner
 	// files are the files read, in order; read counts the objects of the
@@ -342,7 +344,7 @@ func (l *loader) decodeDocuments(path string, docs []document, fresh bool, readE
 		l.intern = newInterner()
 	}
 	for i := range results {
-		results[i].in = l.intern
+		results[i].in, results[i].namespace = l.intern, l.namespace
 	}
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(docs), func(i int) {
 		results[i].err = decodeDocument(path, i+1, 0, docs[i].json, docs[i].valid, &results[i])
@@ -417,6 +419,9 @@ type decoded struct {
 	// warnings are about objects taken as they are, that the input
 	// probably did not mean (cluster.Cluster.Warnings).
 	warnings []string
+	// namespace is -n (Options.Namespace), "" if not given.
+	namespace string
+
 	scenario *cluster.Scenario
 	err      error
 	// json is the document as JSON (converted from YAML), valid whether
@@ -501,25 +506,36 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	if isList(kind, apiVersion) {
 		return decodeList(path, doc, kind, h.items, out)
 	}
-	name, ns := h.name, h.namespace
-	if ns == "" && namespaced(kind) {
-		ns = v1.NamespaceDefault // as the object will be named once defaulted
+	if kind == cluster.ScenarioKind && item == 0 {
+		sc, err := decodeScenario(path, doc, js, out.namespace)
+		out.scenario = sc
+		return err
+	}
+	rk, reads := readKindOf(apiVersion, kind)
+	if !reads {
+		out.skipped = append(out.skipped, kind)
+		return nil
+	}
+	// The namespace the object is created in (none for a cluster-scoped
+	// kind), set before anything keys on it.
+	name, ns := h.name, ""
+	if rk.namespaced {
+		ns = namespaceOf(h.namespace, out.namespace)
 	}
 	desc := kind
 	if name != "" {
 		desc = kind + " " + strings.TrimPrefix(ns+"/"+name, "/")
 	}
-	if kind == cluster.ScenarioKind && item == 0 {
-		sc, err := decodeScenario(path, doc, js)
-		out.scenario = sc
-		return err
-	}
-	if !known(kind) {
-		out.skipped = append(out.skipped, kind)
-		return nil
+	if msg := checkVersion(rk, apiVersion, kind); msg != "" {
+		return lerr(desc, "apiVersion", msg)
 	}
 	if name == "" {
 		return lerr(kind, "metadata.name", "Required value")
+	}
+	// keep sets what the object was read with but does not hold.
+	keep := func(obj runtime.Object) bool {
+		setNamespace(obj, ns)
+		return true
 	}
 	// ok: js is valid JSON and its head was read by the byte walk.
 	var span shareSpan
@@ -530,6 +546,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 		defer span.release(buf)
 		if shareable {
 			if obj, hit := out.in.decodeShared(js, kind, apiVersion, span); hit {
+				if !keep(obj.(runtime.Object)) {
+					return nil
+				}
 				if n, ok := obj.(*v1.Node); ok {
 					warnRoomless(n, out, lerr)
 				}
@@ -539,6 +558,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 		}
 	}
 	obj, strictErr, err := decodeStrict(js, kind, apiVersion)
+	if err == nil && !keep(obj) {
+		return nil
+	}
 	if err != nil || hasBadQuantity(obj) {
 		var u map[string]interface{}
 		if json.Unmarshal(js, &u) == nil {
@@ -603,7 +625,7 @@ func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decode
 	}
 	items := make([]decoded, len(raw))
 	for i := range items {
-		items[i].in = out.in
+		items[i].in, items[i].namespace = out.in, out.namespace
 	}
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
 		items[i].err = decodeDocument(path, doc, i+1, raw[i], true, &items[i])
@@ -637,27 +659,4 @@ func decodeStrict(js []byte, kind, apiVersion string) (obj runtime.Object, stric
 		strictErr = runtime.NewStrictDecodingError(strictErrs)
 	}
 	return obj, strictErr, nil
-}
-
-// namespaced: the known kinds but the cluster-scoped ones.
-func namespaced(kind string) bool {
-	switch kind {
-	case "Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
-		"VolumeAttachment", "DeviceClass", "ResourceSlice", "DeviceTaintRule":
-		return false
-	}
-	return known(kind)
-}
-
-func known(kind string) bool {
-	switch kind {
-	case "Node", "Pod", "Namespace", "PriorityClass", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
-		"Deployment", "DaemonSet", "Job",
-		"PodDisruptionBudget", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
-		"CSIDriver", "VolumeAttachment", "CSIStorageCapacity",
-		"DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule",
-		"PodGroup", "HorizontalPodAutoscaler", "CronJob":
-		return true
-	}
-	return false
 }

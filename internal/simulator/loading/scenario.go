@@ -45,7 +45,10 @@ var (
 )
 
 // decodeScenario reads a cluster.Scenario document; errors name the field.
-func decodeScenario(path string, doc int, js []byte) (*cluster.Scenario, error) {
+// namespace is -n (Options.Namespace, "" if not given): the objects its
+// steps create and the objects they delete or scale that name no
+// namespace are in it, as the files' objects are.
+func decodeScenario(path string, doc int, js []byte, namespace string) (*cluster.Scenario, error) {
 	lerr := func(obj, field, msg string) error {
 		return &LoadError{File: path, Document: doc, Object: obj, Field: field, Msg: msg}
 	}
@@ -86,7 +89,7 @@ func decodeScenario(path string, doc int, js []byte) (*cluster.Scenario, error) 
 			st.Name = fmt.Sprintf("step %d", i+1)
 		}
 		for j, raw := range sd.Create {
-			var out decoded
+			out := decoded{namespace: namespace}
 			if err := decodeDocument(path, doc, 0, raw, true, &out); err != nil {
 				var le *LoadError
 				if errors.As(err, &le) {
@@ -114,6 +117,9 @@ func decodeScenario(path string, doc int, js []byte) (*cluster.Scenario, error) 
 			if r.Name == "" {
 				return nil, lerr(desc, g+".name", "Required value")
 			}
+			if r.Namespace == "" && r.Kind != "Node" {
+				sd.Delete[j].Namespace = namespace // -n's; without it, default
+			}
 		}
 		for j, r := range sd.Scale {
 			g := fmt.Sprintf("%s.scale[%d]", f, j)
@@ -125,6 +131,9 @@ func decodeScenario(path string, doc int, js []byte) (*cluster.Scenario, error) 
 			}
 			if r.Replicas < 0 {
 				return nil, lerr(desc, g+".replicas", fmt.Sprintf("Invalid value: %d: must not be negative", r.Replicas))
+			}
+			if r.Namespace == "" {
+				sd.Scale[j].Namespace = namespace
 			}
 		}
 		for _, tl := range []struct {
