@@ -419,8 +419,10 @@ type decoded struct {
 	// warnings are about objects taken as they are, that the input
 	// probably did not mean (cluster.Cluster.Warnings).
 	warnings []string
-	// namespace is -n (Options.Namespace), "" if not given.
-	namespace string
+	// namespace is -n (Options.Namespace), "" if not given; itemKind and
+	// itemAPIVersion are a typed List's (DeploymentList's: Deployment,
+	// apps/v1), the kind and apiVersion of its items that name none.
+	namespace, itemKind, itemAPIVersion string
 
 	scenario *cluster.Scenario
 	err      error
@@ -496,15 +498,24 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 		h.namespace, _ = head.Metadata.Namespace.(string)
 		h.items = head.Items
 	}
+	// A typed List's items may leave out their kind and apiVersion: the
+	// List's are theirs.
 	kind, apiVersion := h.kind, h.apiVersion
+	typeless := false
+	if kind == "" && out.itemKind != "" {
+		kind, typeless = out.itemKind, true
+	}
+	if apiVersion == "" && out.itemAPIVersion != "" {
+		apiVersion, typeless = out.itemAPIVersion, true
+	}
 	if kind == "" {
 		return lerr("", "kind", "Required value")
 	}
 	if apiVersion == "" {
 		return lerr("", "apiVersion", "Required value")
 	}
-	if isList(kind, apiVersion) {
-		return decodeList(path, doc, kind, h.items, out)
+	if isList(kind, apiVersion, h.items) {
+		return decodeList(path, doc, kind, apiVersion, h.items, out)
 	}
 	if kind == cluster.ScenarioKind && item == 0 {
 		sc, err := decodeScenario(path, doc, js, out.namespace)
@@ -535,6 +546,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	// keep sets what the object was read with but does not hold.
 	keep := func(obj runtime.Object) bool {
 		setNamespace(obj, ns)
+		if typeless {
+			obj.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+		}
 		return true
 	}
 	// ok: js is valid JSON and its head was read by the byte walk.
@@ -602,13 +616,22 @@ func warnRoomless(n *v1.Node, out *decoded, lerr func(obj, fieldPath, msg string
 	}
 }
 
-func isList(kind, apiVersion string) bool {
-	return strings.HasSuffix(kind, "List") && apiVersion == "v1"
+// isList: a List (kubectl get -o yaml's v1 List), or a typed List of any
+// group and version (DeploymentList, the API server's answer to a list
+// request); items is the document's items member, nil if it has none. A
+// typed List always has one (the API server writes it even empty), so a
+// kind ending in List without items, outside v1, is an object of its own.
+func isList(kind, apiVersion string, items []byte) bool {
+	if !strings.HasSuffix(kind, "List") {
+		return false
+	}
+	return apiVersion == "v1" || (kind != "List" && items != nil)
 }
 
 // decodeList decodes a List's items (a JSON array) in parallel; the first
-// error in item order is returned.
-func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decoded) error {
+// error in item order is returned. The items of a typed List that name no
+// kind or apiVersion are of the List's (kind without List).
+func decodeList(path string, doc int, kind, apiVersion string, itemsJSON []byte, out *decoded) error {
 	var raw [][]byte
 	if len(itemsJSON) > 0 && string(itemsJSON) != "null" {
 		// itemsJSON is valid JSON (part of a valid document): an array
@@ -624,8 +647,13 @@ func decodeList(path string, doc int, kind string, itemsJSON []byte, out *decode
 		}
 	}
 	items := make([]decoded, len(raw))
+	itemKind, itemAPIVersion := "", ""
+	if kind != "List" {
+		itemKind, itemAPIVersion = strings.TrimSuffix(kind, "List"), apiVersion
+	}
 	for i := range items {
 		items[i].in, items[i].namespace = out.in, out.namespace
+		items[i].itemKind, items[i].itemAPIVersion = itemKind, itemAPIVersion
 	}
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(items), func(i int) {
 		items[i].err = decodeDocument(path, doc, i+1, raw[i], true, &items[i])
