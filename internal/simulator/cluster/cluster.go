@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"reflect"
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -11,6 +14,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -91,57 +95,159 @@ func New() *Cluster {
 // Add files a decoded object under its kind; source is where it was read
 // ("file: document N").
 func (c *Cluster) Add(source string, obj runtime.Object) {
+	if _, filed := c.put(source, obj, -1); !filed {
+		c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
+	}
+	if isWorkload(obj) {
+		c.workloads = append(c.workloads, workloadInput{obj: obj, source: source})
+	}
+}
+
+// put files obj in its kind's list at index at, or at the end when at is
+// negative, with its source; it returns the index, and false for a kind
+// the cluster does not file.
+func (c *Cluster) put(source string, obj runtime.Object, at int) (int, bool) {
 	switch o := obj.(type) {
 	case *v1.Node:
-		c.Nodes = append(c.Nodes, o)
 		if c.NodeSources == nil {
 			c.NodeSources = map[string]string{}
 		}
 		c.NodeSources[o.Name] = source
+		return place(&c.Nodes, o, at), true
 	case *v1.Pod:
-		c.Pods = append(c.Pods, o)
 		c.Sources[PodKey(o)] = source
+		return place(&c.Pods, o, at), true
 	case *v1.Namespace:
-		c.Namespaces = append(c.Namespaces, o)
+		return place(&c.Namespaces, o, at), true
 	case *schedulingv1.PriorityClass:
-		c.PriorityClasses = append(c.PriorityClasses, o)
+		return place(&c.PriorityClasses, o, at), true
 	case *v1.Service:
-		c.Services = append(c.Services, o)
+		return place(&c.Services, o, at), true
 	case *appsv1.ReplicaSet:
-		c.ReplicaSets = append(c.ReplicaSets, o)
+		return place(&c.ReplicaSets, o, at), true
 	case *appsv1.StatefulSet:
-		c.StatefulSets = append(c.StatefulSets, o)
+		return place(&c.StatefulSets, o, at), true
 	case *v1.ReplicationController:
-		c.RCs = append(c.RCs, o)
+		return place(&c.RCs, o, at), true
 	case *appsv1.Deployment:
-		c.Deployments = append(c.Deployments, o)
+		return place(&c.Deployments, o, at), true
 	case *appsv1.DaemonSet:
-		c.DaemonSets = append(c.DaemonSets, o)
+		return place(&c.DaemonSets, o, at), true
 	case *batchv1.Job:
-		c.Jobs = append(c.Jobs, o)
+		return place(&c.Jobs, o, at), true
 	case *autoscalingv2.HorizontalPodAutoscaler:
-		c.HPAs = append(c.HPAs, o)
+		return place(&c.HPAs, o, at), true
 	case *autoscalingv1.HorizontalPodAutoscaler:
-		c.HPAs = append(c.HPAs, HPAFromV1(o))
+		return place(&c.HPAs, HPAFromV1(o), at), true
 	case *batchv1.CronJob:
-		c.CronJobs = append(c.CronJobs, o)
+		return place(&c.CronJobs, o, at), true
 	case *schedulingv1beta1.PodGroup:
-		c.PodGroups = append(c.PodGroups, o)
 		if c.PodGroupSources == nil {
 			c.PodGroupSources = map[string]string{}
 		}
 		c.PodGroupSources[o.Namespace+"/"+o.Name] = source
+		return place(&c.PodGroups, o, at), true
 	case *policyv1.PodDisruptionBudget, *v1.PersistentVolumeClaim, *v1.PersistentVolume, *storagev1.StorageClass, *storagev1.CSINode,
 		*storagev1.CSIDriver, *storagev1.VolumeAttachment, *storagev1.CSIStorageCapacity,
 		*resourceapi.DeviceClass, *resourceapi.ResourceSlice, *resourceapi.ResourceClaim, *resourceapi.ResourceClaimTemplate, *resourceapi.DeviceTaintRule:
-		c.Others = append(c.Others, o)
-	default:
-		c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
+		return place(&c.Others, interface{}(o), at), true
 	}
+	return 0, false
+}
+
+// place sets (*list)[at] to o, or appends o when at is negative, and
+// returns o's index.
+func place[T any](list *[]T, o T, at int) int {
+	if at < 0 {
+		*list = append(*list, o)
+		return len(*list) - 1
+	}
+	(*list)[at] = o
+	return at
+}
+
+func isWorkload(obj runtime.Object) bool {
 	switch obj.(type) {
 	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
-		c.workloads = append(c.workloads, workloadInput{obj: obj, source: source})
+		return true
 	}
+	return false
+}
+
+// An Applier files objects into a cluster as kubectl apply -f of the
+// files in order leaves them: a later object of the same kind, namespace
+// and name as one filed before takes its place (in its kind's list, its
+// workload's, the sources), so the earlier one is gone everywhere. The
+// objects' namespaces must be set (the loader sets them before). Objects
+// filed by Add are not seen.
+type Applier struct {
+	c     *Cluster
+	slots map[objectKey]appliedSlot
+}
+
+// Place is where an object was read: Source ("file: document N", the
+// Sources' values) and its 1-based index in a List, 0 if none.
+type Place struct {
+	Source string
+	Item   int
+}
+
+func (p Place) String() string {
+	if p.Item > 0 {
+		return p.Source + ", item " + strconv.Itoa(p.Item)
+	}
+	return p.Source
+}
+
+// objectKey is an object's kind (its Go type's name, which is its kind's:
+// an autoscaling/v1 HorizontalPodAutoscaler is the v2 one), namespace and
+// name.
+type objectKey struct{ kind, namespace, name string }
+
+// appliedSlot is where an applied object was filed: its index in its
+// kind's list and in c.workloads (-1 if it is no workload), and where it
+// was read.
+type appliedSlot struct {
+	at, workload int
+	place        Place
+}
+
+// NewApplier returns an Applier filing into c.
+func (c *Cluster) NewApplier() *Applier {
+	return &Applier{c: c, slots: map[objectKey]appliedSlot{}}
+}
+
+// Apply files obj read at place. When an object of the same kind,
+// namespace and name was applied before, obj replaces it and Apply
+// returns where that one was read, and true.
+func (a *Applier) Apply(place Place, obj runtime.Object) (replaced Place, ok bool) {
+	m, isMeta := obj.(metav1.Object)
+	if !isMeta {
+		a.c.Add(place.Source, obj)
+		return Place{}, false
+	}
+	k := objectKey{kind: reflect.TypeOf(obj).Elem().Name(), namespace: m.GetNamespace(), name: m.GetName()}
+	prev, dup := a.slots[k]
+	if !dup {
+		at, filed := a.c.put(place.Source, obj, -1)
+		if !filed {
+			a.c.Skipped[obj.GetObjectKind().GroupVersionKind().Kind]++
+			return Place{}, false
+		}
+		wl := -1
+		if isWorkload(obj) {
+			a.c.workloads = append(a.c.workloads, workloadInput{obj: obj, source: place.Source})
+			wl = len(a.c.workloads) - 1
+		}
+		a.slots[k] = appliedSlot{at: at, workload: wl, place: place}
+		return Place{}, false
+	}
+	a.c.put(place.Source, obj, prev.at)
+	if prev.workload >= 0 {
+		a.c.workloads[prev.workload] = workloadInput{obj: obj, source: place.Source}
+	}
+	a.slots[k] = appliedSlot{at: prev.at, workload: prev.workload, place: place}
+	return prev.place, true
 }
 
 // Objects lists the objects plugins read through listers.

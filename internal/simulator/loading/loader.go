@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -155,6 +156,9 @@ func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, 
 // loader reads files into a cluster.
 type loader struct {
 	c *cluster.Cluster
+	// apply files the objects read, a later one of the same kind,
+	// namespace and name in place of the earlier.
+	apply *cluster.Applier
 	// namespace is -n (Options.Namespace), "" when not given.
 	namespace string
 	// intern shares equal resource lists between the loaded objects.
@@ -346,6 +350,9 @@ func (l *loader) decodeDocuments(path string, docs []document, fresh bool, readE
 	for i := range results {
 		results[i].in, results[i].namespace = l.intern, l.namespace
 	}
+	if l.apply == nil {
+		l.apply = l.c.NewApplier()
+	}
 	workqueue.ParallelizeUntil(context.Background(), goruntime.GOMAXPROCS(0), len(docs), func(i int) {
 		results[i].err = decodeDocument(path, i+1, 0, docs[i].json, docs[i].valid, &results[i])
 		if fresh {
@@ -368,8 +375,14 @@ func (l *loader) decodeDocuments(path string, docs []document, fresh bool, readE
 			l.c.Scenario = sc
 		}
 		source := location(path, i+1) // one string for a document's objects
-		for _, obj := range results[i].objs {
-			l.c.Add(source, obj)
+		for j, obj := range results[i].objs {
+			at := cluster.Place{Source: source}
+			if results[i].items != nil {
+				at.Item = results[i].items[j]
+			}
+			if prev, replaced := l.apply.Apply(at, obj); replaced {
+				l.c.Warnings = append(l.c.Warnings, replacedNote(at, prev, obj))
+			}
 			if l.read != nil {
 				l.read[obj.GetObjectKind().GroupVersionKind().Kind]++
 			}
@@ -379,6 +392,20 @@ func (l *loader) decodeDocuments(path string, docs []document, fresh bool, readE
 		}
 	}
 	return readErr
+}
+
+// replacedNote is the warning about obj, read at at, that replaces the
+// object of its kind, namespace and name read at prev: kubectl apply -f
+// of the files in order creates the first and applies the second over it,
+// so the last one read stands (Cluster.Applier).
+func replacedNote(at, prev cluster.Place, obj runtime.Object) string {
+	desc := obj.GetObjectKind().GroupVersionKind().Kind
+	if m, ok := obj.(metav1.Object); ok {
+		desc += " " + strings.TrimPrefix(m.GetNamespace()+"/"+m.GetName(), "/")
+	}
+	return SourceError(at.String(), desc, fmt.Errorf(
+		"replaces the one read at %s (kubectl apply -f of the files in order leaves the last one)",
+		prev)).Error()
 }
 
 // splitDocuments splits a file into its YAML documents (utilyaml's
@@ -413,8 +440,11 @@ func splitDocuments(path string, data []byte) (docs [][]byte, readErr error) {
 // reads, in order, and the kinds of the others.
 type decoded struct {
 	// in shares equal resource lists between the objects (nil: not).
-	in      *interner
-	objs    []runtime.Object
+	in   *interner
+	objs []runtime.Object
+	// items are the objects' indexes in a List (1-based), nil if the
+	// document is no List.
+	items   []int
 	skipped []string
 	// warnings are about objects taken as they are, that the input
 	// probably did not mean (cluster.Cluster.Warnings).
@@ -661,6 +691,9 @@ func decodeList(path string, doc int, kind, apiVersion string, itemsJSON []byte,
 	for i := range items {
 		if items[i].err != nil {
 			return items[i].err
+		}
+		for range items[i].objs {
+			out.items = append(out.items, i+1)
 		}
 		out.objs = append(out.objs, items[i].objs...)
 		out.skipped = append(out.skipped, items[i].skipped...)

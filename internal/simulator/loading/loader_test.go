@@ -75,8 +75,6 @@ spec:
 		{name: "a negative allocated resource is refused as a negative request is", content: goodNode + "---\n" +
 			sharedSpecPod("q", "") + "status:\n  containerStatuses: [{name: c, ready: false, restartCount: 0, image: x, imageID: abc, allocatedResources: {cpu: \"-1\"}}]\n",
 			want: []string{"document 2", "Pod default/q", "status.containerStatuses[0].allocatedResources.cpu", `"-1": must be greater than or equal to 0`}},
-		{name: "the same pod twice is refused", content: goodNode + "---\n" + sharedSpecPod("p", "") + "---\n" + sharedSpecPod("p", ""),
-			want: []string{"document 3 (Pod default/p)", "metadata.name: Duplicate value"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
