@@ -162,3 +162,32 @@ func setNamespace(obj any, ns string) {
 		m.SetNamespace(ns)
 	}
 }
+
+// helmHookAnnotation lists the Helm hooks an object is (comma-separated).
+const helmHookAnnotation = "helm.sh/hook"
+
+// helmTestHook: the object is a Helm test hook only (test, or its older
+// names test-success and test-failure): helm install does not create it,
+// helm test does. A hook also listed for another event (pre-install...)
+// is created then and kept.
+func helmTestHook(obj any) (hooks string, ok bool) {
+	m, isMeta := obj.(metav1.Object)
+	if !isMeta {
+		return "", false
+	}
+	hooks, has := m.GetAnnotations()[helmHookAnnotation]
+	if !has {
+		return "", false
+	}
+	test := false
+	for _, h := range strings.Split(hooks, ",") {
+		switch strings.ToLower(strings.TrimSpace(h)) {
+		case "test", "test-success", "test-failure":
+			test = true
+		case "":
+		default:
+			return hooks, false
+		}
+	}
+	return hooks, test
+}

@@ -161,6 +161,8 @@ type loader struct {
 	apply *cluster.Applier
 	// namespace is -n (Options.Namespace), "" when not given.
 	namespace string
+	// hooks counts the Helm test hooks left out.
+	hooks int
 	// intern shares equal resource lists between the loaded objects.
 	intern *interner
 	// files are the files read, in order; read counts the objects of the
@@ -185,7 +187,7 @@ func (l *loader) nothingToSimulate() error {
 		return nil
 	}
 	from := strings.Join(l.files, ", ")
-	if len(l.read) == 0 && len(c.Skipped) == 0 {
+	if len(l.read) == 0 && len(c.Skipped) == 0 && l.hooks == 0 {
 		return fmt.Errorf("nothing was read from %s: no documents (empty, or only comments)", from)
 	}
 	var held []string
@@ -194,6 +196,9 @@ func (l *loader) nothingToSimulate() error {
 	}
 	if len(c.Skipped) > 0 {
 		held = append(held, describeCounts(c.Skipped)+" of kinds the simulator does not read")
+	}
+	if l.hooks > 0 {
+		held = append(held, fmt.Sprintf("%d Helm test hook(s), left out", l.hooks))
 	}
 	verb := "holds"
 	if len(l.files) > 1 {
@@ -366,6 +371,7 @@ func (l *loader) decodeDocuments(path string, docs []document, fresh bool, readE
 		for _, kind := range results[i].skipped {
 			l.c.Skipped[kind]++
 		}
+		l.hooks += results[i].hooks
 		l.c.Warnings = append(l.c.Warnings, results[i].warnings...)
 		if sc := results[i].scenario; sc != nil {
 			if l.c.Scenario != nil {
@@ -446,6 +452,8 @@ type decoded struct {
 	// document is no List.
 	items   []int
 	skipped []string
+	// hooks counts the Helm test hooks left out (each with a warning).
+	hooks int
 	// warnings are about objects taken as they are, that the input
 	// probably did not mean (cluster.Cluster.Warnings).
 	warnings []string
@@ -573,11 +581,18 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	if name == "" {
 		return lerr(kind, "metadata.name", "Required value")
 	}
-	// keep sets what the object was read with but does not hold.
+	// keep sets what the object was read with but does not hold, and is
+	// false for a Helm test hook, left out with a warning.
 	keep := func(obj runtime.Object) bool {
 		setNamespace(obj, ns)
 		if typeless {
 			obj.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+		}
+		if hooks, ok := helmTestHook(obj); ok {
+			out.hooks++
+			out.warnings = append(out.warnings, lerr(desc, "metadata.annotations["+helmHookAnnotation+"]", fmt.Sprintf(
+				"%q: left out: a Helm test hook is created by helm test, not by helm install", hooks)).Error())
+			return false
 		}
 		return true
 	}
@@ -603,6 +618,7 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	}
 	obj, strictErr, err := decodeStrict(js, kind, apiVersion)
 	if err == nil && !keep(obj) {
+		// helm install does not send it: nothing in it is refused.
 		return nil
 	}
 	if err != nil || hasBadQuantity(obj) {
@@ -697,6 +713,7 @@ func decodeList(path string, doc int, kind, apiVersion string, itemsJSON []byte,
 		}
 		out.objs = append(out.objs, items[i].objs...)
 		out.skipped = append(out.skipped, items[i].skipped...)
+		out.hooks += items[i].hooks
 		out.warnings = append(out.warnings, items[i].warnings...)
 	}
 	return nil
