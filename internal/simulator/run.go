@@ -44,8 +44,8 @@ type runState struct {
 	// groupRetryVersion is the store's version when pod groups rejected
 	// and backing off were last let retry (groupsSettled); 0: never.
 	groupRetryVersion uint64
-	// cronStarted: the CronJobs were started (startCronJobs).
-	cronStarted bool
+	// cronJobs is how the CronJobs run (startCronJobs).
+	cronJobs cluster.CronJobRun
 }
 
 // groupsSettled: what backs off is only pod groups whose last attempt was
@@ -228,7 +228,8 @@ func (w *World) runControllers(reconcile func()) (created, deleted int) {
 func (w *World) startControllers() {
 	w.Cluster.StartControllers(cluster.Hooks{
 		Live: w.Live, Removals: w.Store.Removals, Now: w.Clock.Now,
-		Remove: func(p *v1.Pod, why string) { w.Remove(p, Gone{Status: report.StatusDeleted, Message: why}) },
+		Remove:   func(p *v1.Pod, why string) { w.Remove(p, Gone{Status: report.StatusDeleted, Message: why}) },
+		CronJobs: w.run.cronJobs,
 	})
 }
 
@@ -237,16 +238,14 @@ func (w *World) startControllers() {
 // watches the world, else once each at once (their peak).
 func (w *World) startCronJobs() {
 	c := w.Cluster
-	w.run.cronStarted = true
-	w.startControllers()
+	w.run.cronJobs.Started = true
 	if sc := c.Scenario; sc != nil && w.timeline != nil {
-		until := Epoch
+		// Epoch itself, for a Scenario of no step: no schedule time is
+		// at the start (each is after the CronJob's creation).
+		w.run.cronJobs.Until = Epoch
 		if n := len(sc.Steps); n > 0 {
-			until = until.Add(sc.Steps[n-1].At)
+			w.run.cronJobs.Until = Epoch.Add(sc.Steps[n-1].At)
 		}
-		c.ScheduleCronJobs(until)
-	} else {
-		c.CronJobsAtPeak()
 	}
 	if len(c.CronJobs) > 0 {
 		w.reconcile()
@@ -395,7 +394,7 @@ func (w *World) runLoop(ctx context.Context, deadline time.Time, wait bool) erro
 	sched, store := w.Scheduler, w.Store
 	replace := w.Cluster.Scenario != nil
 	finishes := &w.run.finishes.heap
-	if !w.run.cronStarted {
+	if !w.run.cronJobs.Started {
 		// As the world first runs: the PV controller's pass over the
 		// claims read (Immediate ones, static and pre-bound volumes),
 		// then the CronJobs' first Jobs.

@@ -28,6 +28,17 @@ type Hooks struct {
 	Remove func(p *v1.Pod, why string)
 	// Now is the world's clock (a CronJob's schedule).
 	Now func() time.Time
+	// CronJobs says how the CronJobs run (cronjobs.go).
+	CronJobs CronJobRun
+}
+
+// CronJobRun is how the CronJobs run in a world.
+type CronJobRun struct {
+	// Started: the world runs; before, the CronJobs create no Job.
+	Started bool
+	// Until, when set (a timeline), has each create its Jobs at its
+	// schedule's times up to it; otherwise each creates one, its peak.
+	Until time.Time
 }
 
 // StartControllers makes the workloads' controllers ready to run again,
@@ -38,6 +49,14 @@ func (c *Cluster) StartControllers(h Hooks) {
 	}
 	e := c.controllers
 	e.live, e.removals, e.remove, e.now = h.Live, h.Removals, h.Remove, h.Now
+	switch r := h.CronJobs; {
+	case !r.Started:
+		e.crons.mode = cronIdle
+	case r.Until.IsZero():
+		e.crons.mode = cronPeak
+	default:
+		e.crons.mode, e.crons.until = cronScheduled, r.Until
+	}
 }
 
 // Reconcile runs every workload's controller once (StartControllers

@@ -14,7 +14,7 @@ import (
 
 // The CronJob controller, as kube-controller-manager v1.37.2's
 // (pkg/controller/cronjob, syncCronJob), on the simulation's clock. How a
-// CronJob runs depends on the world (World starts it):
+// CronJob runs depends on the world (Hooks.CronJobs):
 //
 //   - in a timeline (simulate replaying a Scenario), each CronJob creates
 //     its Job at each time of its schedule (cron syntax, @hourly and the
@@ -320,24 +320,6 @@ func (c *Cluster) jobsOf(ns, name string) []int {
 		}
 	}
 	return out
-}
-
-// CronJobsAtPeak has each CronJob create one Job on its controllers' next
-// run (Reconcile): the Job of its next time, running from now on, so that
-// its pods are part of the picture a question answers (no timeline).
-func (c *Cluster) CronJobsAtPeak() {
-	if c.controllers != nil {
-		c.controllers.crons.mode = cronPeak
-	}
-}
-
-// ScheduleCronJobs has each CronJob create its Jobs at its schedule's
-// times, up to until (a timeline's last step), on the controllers' runs
-// (Reconcile at NextCronJob).
-func (c *Cluster) ScheduleCronJobs(until time.Time) {
-	if c.controllers != nil {
-		c.controllers.crons.mode, c.controllers.crons.until = cronScheduled, until
-	}
 }
 
 // NextCronJob is the next time a CronJob has a Job to create (in a
