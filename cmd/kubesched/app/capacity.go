@@ -364,9 +364,9 @@ func capacityHeadroom(ctx context.Context, s streams, load func() (*simcluster.C
 		return writeJSON(s, res)
 	}
 	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tNAMESPACE\tNAME\tMORE\tREASON")
+	fmt.Fprintln(tw, "KIND\tNAMESPACE\tNAME\tMORE\tHPA MAX\tREASON")
 	for _, h := range res.Workloads {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", h.Kind, h.Namespace, h.Name, h.More, h.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", h.Kind, h.Namespace, h.Name, h.More, hpaMax(h.HPA), h.Reason)
 	}
 	return tw.Flush()
 }
@@ -430,4 +430,16 @@ func writeCapacity(s streams, r *questions.CapacityResult, maxCopies int, show r
 	} else {
 		fmt.Fprintf(s.out, "Stopped at --max %d; more may fit.\n", maxCopies)
 	}
+}
+
+// hpaMax is the HPA MAX cell: whether the workload's HPA can scale it to
+// its maxReplicas ("12 fit", "12: 4 short"), "-" without an HPA.
+func hpaMax(h *questions.HPAHeadroom) string {
+	switch {
+	case h == nil:
+		return "-"
+	case h.Short == 0:
+		return fmt.Sprintf("%d fit", h.MaxReplicas)
+	}
+	return fmt.Sprintf("%d: %d short", h.MaxReplicas, h.Short)
 }

@@ -122,7 +122,7 @@ spec.nodeName.`,
 }
 
 func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1.Pod, error) {
-	cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(&schedconfig.Config{Features: opts.Features, Namespace: opts.Namespace, DefaultStorageClass: opts.DefaultStorageClass}))
+	cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(&schedconfig.Config{Features: opts.Features, Namespace: opts.Namespace, DefaultStorageClass: opts.DefaultStorageClass, HPAMax: opts.HPAMax}))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -317,7 +317,16 @@ func loadOptions(c *schedconfig.Config) loading.Options {
 		JobPodGroups:        gates != nil && gates.Enabled(features.WorkloadWithJob),
 		Namespace:           c.Namespace,
 		DefaultStorageClass: c.DefaultStorageClass,
+		HPAs:                hpaMode(c.HPAMax),
 	}
+}
+
+// hpaMode is what --hpa-max makes of the HPAs' targets.
+func hpaMode(max bool) simcluster.HPAReplicas {
+	if max {
+		return simcluster.HPAMax
+	}
+	return simcluster.HPABounds
 }
 
 // reportSkipped tells on stderr what the load took as it is but the user

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -112,4 +113,30 @@ func findReplicas[T any](objs []T, match func(ns, name string) bool, field func(
 		}
 	}
 	return nil
+}
+
+// HPAOf is the HorizontalPodAutoscaler whose target is the workload kind
+// namespace/name, nil if none; replicas are the target's replicas as the
+// HPAs left them (ApplyHPAs).
+func (c *Cluster) HPAOf(kind, ns, name string) (hpa *autoscalingv2.HorizontalPodAutoscaler, replicas int32) {
+	for _, h := range c.HPAs {
+		hns := h.Namespace
+		if hns == "" {
+			hns = v1.NamespaceDefault
+		}
+		ref := h.Spec.ScaleTargetRef
+		if ref.Kind != kind || ref.Name != name || hns != ns {
+			continue
+		}
+		r := c.scaleTarget(kind, ns, name)
+		if r == nil {
+			return nil, 0
+		}
+		replicas = 1
+		if *r != nil {
+			replicas = **r
+		}
+		return h, replicas
+	}
+	return nil, 0
 }

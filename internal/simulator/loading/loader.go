@@ -101,6 +101,10 @@ type Options struct {
 	// DefaultStorageClass is the class of claims without one when no
 	// StorageClass read is marked the default (--default-storage-class).
 	DefaultStorageClass string
+	// HPAs says what the HorizontalPodAutoscalers make of their targets'
+	// replicas (cluster.HPABounds, the HPA controller's bounds; or
+	// cluster.HPAMax, the what-if of every HPA scaled out).
+	HPAs cluster.HPAReplicas
 	// Documents, when set, keeps each file's documents as JSON for the
 	// loads after the first (the questions that load the cluster once
 	// per simulation): they skip reading and converting the YAML.
@@ -142,6 +146,7 @@ func LoadWith(paths []string, stdin io.Reader, opts Options) (*cluster.Cluster, 
 	}
 	l.dropOrphans()
 	l.c.JobPodGroups = opts.JobPodGroups
+	l.c.ApplyHPAs(opts.HPAs)
 	l.c.RunControllers()
 	defaultStorage(l.c, opts.DefaultStorageClass)
 	if len(l.c.ControllerErrors) > 0 {

@@ -25,6 +25,21 @@ type WorkloadHeadroom struct {
 	Name      string `json:"name"`
 	More      int    `json:"more"`
 	Reason    string `json:"reason"`
+	// HPA is the HorizontalPodAutoscaler of the workload, if any: its
+	// name, the replicas it leaves the workload with and its maxReplicas,
+	// and whether the replicas up to that maximum fit (More counts up to
+	// it at least, whatever the limit).
+	HPA *HPAHeadroom `json:"hpa,omitempty"`
+}
+
+// HPAHeadroom is whether a workload's HPA can scale it out to its
+// maxReplicas: Short is how many of those replicas do not fit (0: all
+// fit).
+type HPAHeadroom struct {
+	Name        string `json:"name"`
+	Replicas    int32  `json:"replicas"`
+	MaxReplicas int32  `json:"maxReplicas"`
+	Short       int    `json:"short"`
 }
 
 // headroomKinds are the workloads whose replicas can be added.
@@ -80,15 +95,25 @@ func Headroom(ctx context.Context, load func() (*cluster.Cluster, error), newWor
 		if err != nil {
 			return nil, err
 		}
-		r, err := WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, limit)
+		// An HPA's workload is counted up to its maxReplicas at least.
+		hpa, replicas := c.HPAOf(wl.Kind, wl.Namespace, wl.Name)
+		wlLimit := limit
+		if hpa != nil {
+			wlLimit = max(limit, int(hpa.Spec.MaxReplicas-replicas))
+		}
+		r, err := WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, wlLimit)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", wl, err)
 		}
 		h := WorkloadHeadroom{Kind: wl.Kind, Namespace: wl.Namespace, Name: wl.Name, More: r.Fits}
+		if hpa != nil {
+			h.HPA = &HPAHeadroom{Name: hpa.Name, Replicas: replicas, MaxReplicas: hpa.Spec.MaxReplicas,
+				Short: max(0, int(hpa.Spec.MaxReplicas-replicas)-r.Fits)}
+		}
 		if r.Next != nil {
 			h.Reason = r.Next.Message
 		} else {
-			h.Reason = fmt.Sprintf("stopped at --max %d; more may fit", limit)
+			h.Reason = fmt.Sprintf("stopped at --max %d; more may fit", wlLimit)
 		}
 		res.Workloads = append(res.Workloads, h)
 	}

@@ -30,6 +30,9 @@ type Config struct {
 	// when the manifests mark no class the default
 	// (--default-storage-class), as the cluster's default class would.
 	DefaultStorageClass string
+	// HPAMax scales every HorizontalPodAutoscaler's target to its
+	// maxReplicas (--hpa-max), the what-if of every HPA scaled out.
+	HPAMax bool
 }
 
 // SchedulerOptions are the scheduler options the feature gates imply.

@@ -51,6 +51,8 @@ type Options struct {
 	Namespace string
 	// DefaultStorageClass is --default-storage-class.
 	DefaultStorageClass string
+	// HPAMax is --hpa-max.
+	HPAMax bool
 
 	// Serving: HTTPS with delegated authentication and authorization, as
 	// kube-scheduler serves (--bind-address, --secure-port 10259, a
@@ -158,6 +160,7 @@ func (o *Options) AddManifestFlags(fss *cliflag.NamedFlagSets, outputs ...string
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "Seed of the random source that breaks ties between equally scored nodes.")
 	fs.StringVarP(&o.Namespace, "namespace", "n", "", "The namespace of the manifests' namespaced objects that name none, as kubectl apply -n (default: default).")
 	fs.StringVar(&o.DefaultStorageClass, "default-storage-class", "", "The StorageClass given to PersistentVolumeClaims without one when no StorageClass in the manifests is marked storageclass.kubernetes.io/is-default-class, as the cluster's default class would be.")
+	fs.BoolVar(&o.HPAMax, "hpa-max", false, "Scale every HorizontalPodAutoscaler's target to its maxReplicas: the what-if of every HPA scaled out (default: each target's replicas within its HPA's bounds, as the HPA controller keeps them).")
 }
 
 // IsPodName reports whether --pod names a pod (NAMESPACE/NAME) rather than
@@ -262,5 +265,5 @@ func (o *Options) Config(registry runtime.Registry) (*schedconfig.Config, error)
 		return nil, errors.New(msg)
 	}
 	return &schedconfig.Config{ComponentConfig: cfg, Registry: registry, Seed: o.Seed, Features: o.Features,
-		Namespace: o.Namespace, DefaultStorageClass: o.DefaultStorageClass}, nil
+		Namespace: o.Namespace, DefaultStorageClass: o.DefaultStorageClass, HPAMax: o.HPAMax}, nil
 }
