@@ -195,6 +195,14 @@ func loadStored(t *testing.T, c kubernetes.Interface, ns string) *simcluster.Clu
 // Job controller saw them when it made their pods).
 func loadStoredWith(t *testing.T, c kubernetes.Interface, ns string, opts loading.Options, fresh bool) *simcluster.Cluster {
 	t.Helper()
+	return loadManifest(t, storedItems(t, c, ns, fresh, false), opts)
+}
+
+// storedItems are the nodes and the workloads of ns as the API server
+// stores them, as manifest items; with running, the ReplicaSets the
+// Deployments made and the pods too (the cluster as it runs).
+func storedItems(t *testing.T, c kubernetes.Interface, ns string, fresh, running bool) []interface{} {
+	t.Helper()
 	ctx := context.Background()
 	var items []interface{}
 	add := func(apiVersion, kind string, m *metav1.ObjectMeta, obj interface{}) {
@@ -223,7 +231,7 @@ func loadStoredWith(t *testing.T, c kubernetes.Interface, ns string, opts loadin
 	rss, err := c.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 	must(t, err)
 	for i := range rss.Items {
-		if metav1.GetControllerOf(&rss.Items[i]) == nil {
+		if running || metav1.GetControllerOf(&rss.Items[i]) == nil {
 			add("apps/v1", "ReplicaSet", &rss.Items[i].ObjectMeta, &rss.Items[i])
 		}
 	}
@@ -250,6 +258,19 @@ func loadStoredWith(t *testing.T, c kubernetes.Interface, ns string, opts loadin
 	for i := range dss.Items {
 		add("apps/v1", "DaemonSet", &dss.Items[i].ObjectMeta, &dss.Items[i])
 	}
+	if running {
+		pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		must(t, err)
+		for i := range pods.Items {
+			add("v1", "Pod", &pods.Items[i].ObjectMeta, &pods.Items[i])
+		}
+	}
+	return items
+}
+
+// loadManifest loads manifest items as simulate does.
+func loadManifest(t *testing.T, items []interface{}, opts loading.Options) *simcluster.Cluster {
+	t.Helper()
 	b, err := yaml.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
 	must(t, err)
 	cluster, err := loading.LoadWith([]string{"-"}, bytes.NewReader(b), opts)

@@ -34,6 +34,12 @@ func TestCommandsReadManifestsAsKubectlApplyDoes(t *testing.T) {
 				return []string{"simulate", "-f", file("c.yaml", node+"---\n"+pod("", "p")+"---\n"+pod("team", "q")), "-n", "team", "--show", "all"}
 			},
 			wantOut: []string{"team/p", "team/q", "2 scheduled"}},
+		{name: "simulate -n refuses a pod naming another namespace, naming the file and document",
+			args: func() []string {
+				return []string{"simulate", "-f", file("c.yaml", node+"---\n"+pod("other", "p")), "-n", "team"}
+			},
+			wantCode:   1,
+			wantStderr: []string{`c.yaml: document 2 (Pod other/p): metadata.namespace: the namespace from the provided object "other" does not match the namespace "team". You must pass '--namespace=other' to perform this operation.`}},
 		{name: "simulate refuses an extensions/v1beta1 Deployment as kubectl apply refuses it",
 			args: func() []string {
 				return []string{"simulate", "-f", file("c.yaml", node+"---\n"+deployment("extensions/v1beta1", "2"))}

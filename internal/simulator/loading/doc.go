@@ -37,9 +37,10 @@
 //   - Namespaces: every namespaced kind read is created in its
 //     metadata.namespace, else that of -n (Options.Namespace), else
 //     default; the namespace is set on the object as it is read, before
-//     anything keys on it. A cluster-scoped object's namespace is
-//     cleared, as the API server clears it. A Scenario's steps name their
-//     objects the same way.
+//     anything keys on it. With -n, an object naming another namespace is
+//     refused with kubectl apply -n's message. A cluster-scoped object's
+//     namespace is cleared, as the API server clears it. A Scenario's
+//     steps name their objects the same way.
 //   - Duplicates: a later object of the same kind, namespace and name as
 //     one read before (another file, another document, another List item)
 //     replaces it everywhere (cluster.Applier; in the first one's place,

@@ -143,15 +143,19 @@ func quoteAll(s []string) string {
 
 // namespaceOf is the namespace a namespaced object read with namespace ns
 // (its metadata.namespace) is created in, as kubectl apply [-n] creates
-// it: its own, else the -n one (want), else default.
-func namespaceOf(ns, want string) string {
+// it: its own, else the -n one (want), else default. An object naming
+// another namespace than -n is refused with kubectl's message; msg is
+// that message, after the field metadata.namespace.
+func namespaceOf(ns, want string) (namespace, msg string) {
 	switch {
-	case ns != "":
-		return ns
-	case want != "":
-		return want
+	case want == "" && ns == "":
+		return v1.NamespaceDefault, ""
+	case want == "" || ns == want:
+		return ns, ""
+	case ns == "":
+		return want, ""
 	}
-	return v1.NamespaceDefault
+	return ns, fmt.Sprintf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", ns, want, ns)
 }
 
 // setNamespace sets the object's namespace: the one namespaceOf gave a

@@ -572,9 +572,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	}
 	// The namespace the object is created in (none for a cluster-scoped
 	// kind), set before anything keys on it.
-	name, ns := h.name, ""
+	name, ns, nsMsg := h.name, "", ""
 	if rk.namespaced {
-		ns = namespaceOf(h.namespace, out.namespace)
+		ns, nsMsg = namespaceOf(h.namespace, out.namespace)
 	}
 	desc := kind
 	if name != "" {
@@ -585,6 +585,9 @@ func decodeDocument(path string, doc, item int, data []byte, valid bool, out *de
 	}
 	if name == "" {
 		return lerr(kind, "metadata.name", "Required value")
+	}
+	if nsMsg != "" {
+		return lerr(desc, "metadata.namespace", nsMsg)
 	}
 	// keep sets what the object was read with but does not hold, and is
 	// false for a Helm test hook, left out with a warning.

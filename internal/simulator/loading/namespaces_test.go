@@ -3,6 +3,7 @@ package loading_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -122,6 +123,29 @@ func TestLoadGivesNamespacedObjectsTheirNamespaceAsKubectlApplyDoes(t *testing.T
 				if _, ok := c.Sources[p.Namespace+"/"+p.Name]; !ok {
 					t.Errorf("pod %s/%s has no source (sources %v)", p.Namespace, p.Name, c.Sources)
 				}
+			}
+		})
+	}
+}
+
+func TestLoadRefusesAnObjectNamingAnotherNamespaceThanDashN(t *testing.T) {
+	tests := []struct {
+		name string
+		objs []runtime.Object
+		want string // after the path
+	}{
+		{name: "a pod naming another namespace than -n is refused as kubectl apply -n refuses it",
+			objs: []runtime.Object{simtest.Node("n1"), in("other", st.MakePod().Name("p").Image("x").Obj())},
+			want: `a.yaml: document 2 (Pod other/p): metadata.namespace: the namespace from the provided object "other" does not match the namespace "team". You must pass '--namespace=other' to perform this operation.`},
+		{name: "a PVC in a List naming another namespace is refused naming its item",
+			objs: []runtime.Object{simtest.Node("n1"), listOf(t, in("team", st.MakePVC("ok", "1Gi").Obj()), in("default", st.MakePVC("data", "1Gi").Obj()))},
+			want: `a.yaml: document 2, item 2 (PersistentVolumeClaim default/data): metadata.namespace: the namespace from the provided object "default" does not match the namespace "team"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, dir, err := loadFiles(t, loading.Options{Namespace: "team"}, tt.objs)
+			if err == nil || !strings.HasPrefix(strings.TrimPrefix(err.Error(), dir), tt.want) {
+				t.Fatalf("error %v, want one starting %q", err, dir+tt.want)
 			}
 		})
 	}
