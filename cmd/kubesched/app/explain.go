@@ -51,8 +51,8 @@ pending?" without reading logs.
 With -f, the pod is the one in --pod (a file; NAMESPACE/NAME of a pod in
 the cluster files, one a workload creates included; or TYPE/NAME of a
 workload, as kubectl logs takes it: deployment/web, sts/db, job/render,
-in the namespace of -n, default if none: the first of its pods left
-without a node), else the pod annotated
+in the namespace of -n, or in the one namespace that has it: the first
+of its pods left without a node), else the pod annotated
 kubesched.io/pending: "true" in the cluster, else the only pod there without
 spec.nodeName.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -136,11 +136,9 @@ func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1
 		return cluster, pod, nil
 	}
 	if kind, name, ok := questions.WorkloadRef(opts.PodFile); ok {
-		ns := opts.Namespace
-		if ns == "" {
-			ns = v1.NamespaceDefault
-		}
-		pod, err := questions.PodOfWorkload(cluster, kind, ns, name)
+		// -n, when given, is where to look; without it, any namespace
+		// that alone has the workload.
+		pod, err := questions.PodOfWorkload(cluster, kind, opts.Namespace, name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--pod: %w", err)
 		}

@@ -36,21 +36,29 @@ func WorkloadRef(ref string) (kind, name string, ok bool) {
 // the first it created that has no node (they share a template: any of
 // them answers for the others; a StatefulSet's lowest ordinal waiting,
 // one not created yet included), else, when all of them run, its first.
-// A workload with no pods (scaled to 0, or unknown) is an error naming
-// the workloads of that kind the files hold.
+// An empty namespace finds the workload in any namespace, when only one
+// has it. A workload with no pods (scaled to 0, or unknown) is an error
+// naming the workloads of that kind the files hold.
 func PodOfWorkload(c *cluster.Cluster, kind, namespace, name string) (*v1.Pod, error) {
 	idx := -1
-	var same []string
+	var same, named []string
 	for i, wl := range c.Workloads {
 		if wl.Kind != kind {
 			continue
 		}
-		if wl.Namespace == namespace && wl.Name == name {
+		if (namespace == "" || wl.Namespace == namespace) && wl.Name == name {
 			idx = i
+			named = append(named, wl.Namespace+"/"+wl.Name)
 		}
 		same = append(same, wl.Namespace+"/"+wl.Name)
 	}
+	if len(named) > 1 {
+		return nil, fmt.Errorf("%s %s is in %d namespaces (%s): -n names the one to explain", kind, name, len(named), strings.Join(named, ", "))
+	}
 	if idx < 0 {
+		if namespace == "" {
+			namespace = "*"
+		}
 		if len(same) == 0 {
 			return nil, fmt.Errorf("no %s %s/%s in the cluster files: they hold no %s", kind, namespace, name, kind)
 		}
