@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -242,5 +244,45 @@ func TestAStatefulSetScaledDownThroughATimelineDeletesItsHighestOrdinalsFirst(t 
 				}
 			}
 		})
+	}
+}
+
+func TestAStatefulSetPodCreatedAgainKeepsItsClaimsAndIsAnotherPod(t *testing.T) {
+	db := st.MakeStatefulSet("db", 2, st.MakePod().Label("app", "db").Req(cpu("1"))).ClaimTemplate("data", "1Gi", "net").Obj()
+	wait := storagev1.VolumeBindingWaitForFirstConsumer
+	net := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "net"}, Provisioner: "net.example.com", VolumeBindingMode: &wait}
+	w, _, _ := replay(t, []runtime.Object{smallNode("a"), net, db},
+		cluster.Step{At: 10 * time.Second, Name: "add b", Create: []runtime.Object{smallNode("b")}},
+		cluster.Step{At: time.Minute, Name: "lose b", DeleteNodes: []string{"b"}})
+	// db-1 ran on b, deleted at 1m; its node gone, it is made again.
+	p, ok := w.Store.GetPod("default", "db-1")
+	if !ok {
+		t.Fatal("db-1 not made again")
+	}
+	var claims []string
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claims = append(claims, v.Name+"="+v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	if diff := cmp.Diff([]string{"data=data-db-1"}, claims); diff != "" {
+		t.Errorf("db-1's claims (-want,+got):\n%s", diff)
+	}
+	n := 0
+	for _, o := range w.Cluster.Others {
+		if pvc, ok := o.(*v1.PersistentVolumeClaim); ok && pvc.Name == "data-db-1" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d claims data-db-1, want the one made for the first db-1", n)
+	}
+	// Another pod under the same name: the one gone is not counted.
+	var names []string
+	for _, q := range w.Cluster.PodsOf("StatefulSet", "default", "db", w.Live) {
+		names = append(names, q.Name+" "+q.Spec.NodeName)
+	}
+	if diff := cmp.Diff([]string{"db-0 a", "db-1 "}, names); diff != "" {
+		t.Errorf("the StatefulSet's pods (-want,+got):\n%s", diff)
 	}
 }
