@@ -61,3 +61,26 @@ func TestAWorkloadNamedAsKubectlNamesItGivesThePodToExplain(t *testing.T) {
 		}
 	}
 }
+
+// OfWorkload (capacity --node-types --workload's target) picks the
+// workload's pods whatever the input's order: the report lists
+// DaemonSets first, the input need not.
+func TestOfWorkloadPicksTheWorkloadsPodsWhereverItIsInTheInput(t *testing.T) {
+	pod := func(app string) *st.PodWrapper {
+		return st.MakePod().Label("app", app).Req(map[v1.ResourceName]string{v1.ResourceCPU: "100m"})
+	}
+	web := st.MakeDeployment("web", 2, pod("web"))
+	web.Namespace = "shop"
+	c := simtest.LoadObjects(t, []runtime.Object{simtest.Node("n1"), web, st.MakeDaemonSet("agent", pod("agent"))})
+	w := simtest.NewWorld(t, c, 1)
+	isWeb := questions.OfWorkload("Deployment", "shop", "web")
+	got := map[string]int{}
+	for _, p := range c.Pods {
+		if isWeb(w, p) {
+			got[p.Labels["app"]]++
+		}
+	}
+	if got["web"] != 2 || len(got) != 1 {
+		t.Errorf("OfWorkload(Deployment shop/web) picked %v, want web's 2 pods only", got)
+	}
+}

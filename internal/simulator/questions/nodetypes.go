@@ -612,8 +612,14 @@ func fewestFitting(room, hint int, fits func(int) (bool, error), estimate func(i
 // OfWorkload is a CheapestNodes target: the pods of one workload.
 func OfWorkload(kind, ns, name string) func(*simulator.World, *v1.Pod) bool {
 	return func(w *simulator.World, p *v1.Pod) bool {
+		// WorkloadOf indexes Cluster.Workloads (DaemonSets first), not the
+		// input order WorkloadIndex counts in: compare the workloads.
 		i, ok := w.Cluster.WorkloadOf[cluster.PodKey(p)]
-		return ok && i == w.Cluster.WorkloadIndex(kind, ns, name)
+		if !ok || i < 0 || i >= len(w.Cluster.Workloads) {
+			return false
+		}
+		wl := w.Cluster.Workloads[i]
+		return wl.Kind == kind && wl.Namespace == ns && wl.Name == name
 	}
 }
 
