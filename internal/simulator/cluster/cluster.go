@@ -168,7 +168,8 @@ func place[T any](list *[]T, o T, at int) int {
 
 func isWorkload(obj runtime.Object) bool {
 	switch obj.(type) {
-	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job:
+	case *appsv1.ReplicaSet, *appsv1.StatefulSet, *v1.ReplicationController, *appsv1.Deployment, *appsv1.DaemonSet, *batchv1.Job,
+		*batchv1.CronJob:
 		return true
 	}
 	return false

@@ -40,7 +40,7 @@ type stepDoc struct {
 
 var (
 	deletable = map[string]bool{"Pod": true, "Node": true, "Deployment": true, "ReplicaSet": true, "StatefulSet": true,
-		"Job": true, "DaemonSet": true, "ReplicationController": true, "PodGroup": true}
+		"Job": true, "DaemonSet": true, "ReplicationController": true, "PodGroup": true, "CronJob": true}
 	scalable = map[string]bool{"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "Job": true, "ReplicationController": true}
 )
 

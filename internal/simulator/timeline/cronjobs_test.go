@@ -1,6 +1,7 @@
 package timeline_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,7 +19,9 @@ import (
 	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	"github.com/kubesched/kubesched/internal/simulator/timeline"
 	st "github.com/kubesched/kubesched/internal/testing"
+	"github.com/kubesched/kubesched/pkg/plugins"
 )
 
 // backup is a CronJob "backup" of one pod of 1 cpu that runs for d (no
@@ -243,5 +246,35 @@ func TestACronJobWithABadScheduleIsRefusedNamingTheField(t *testing.T) {
 				t.Errorf("error = %v, want it to name the CronJob and %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A Scenario document read from a file deletes a CronJob as a step built
+// in code does: the loader takes CronJob as a kind a step deletes, and
+// the CronJob's pods name the file it was read from.
+func TestAScenarioFileDeletesACronJob(t *testing.T) {
+	manifest := simtest.Manifest(t, simtest.Node("a"), backup("*/10 * * * *", 0)) +
+		"---\n" + scenarioHead + "  - at: 25m\n    delete: [{kind: CronJob, name: backup}]\n  - at: 1h\n"
+	path := simtest.WriteFile(t, "c.yaml", manifest)
+	c, err := loading.Load([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := simulator.NewWorld(context.Background(), c, simtest.DefaultConfig(t), plugins.NewInTreeRegistry(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := timeline.Run(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	statuses := backupStatuses(w.Report())
+	want := map[string]string{jobAt(10 * time.Minute): report.StatusDeleted, jobAt(20 * time.Minute): report.StatusDeleted}
+	if diff := cmp.Diff(want, statuses); diff != "" {
+		t.Errorf("backup pods (-want,+got):\n%s", diff)
+	}
+	for k, src := range c.Sources {
+		if strings.HasPrefix(k, "default/backup-") && !strings.HasPrefix(src, path+": document 2") {
+			t.Errorf("pod %s's source %q, want the CronJob's file and document", k, src)
+		}
 	}
 }
