@@ -40,8 +40,10 @@ type StepResult struct {
 // Sample is the cluster at one virtual time. CPU and Memory are the
 // requested share of allocatable, in percent. Fragmentation is the share
 // of free CPU (allocatable less requested) that sits on nodes too full
-// for the median pending pod's CPU request: free capacity that exists
-// but cannot take the typical waiting pod; 0 with nothing pending.
+// for the median pending pod: less free CPU or memory than its median
+// request, or no pod slot left (the pending pods' "Too many pods"):
+// free capacity that exists but cannot take the typical waiting pod; 0
+// with nothing pending.
 type Sample struct {
 	T             string  `json:"t"`
 	Pending       int     `json:"pending"`

@@ -140,16 +140,20 @@ func (tl *Timeline) sample(force bool) {
 	tl.sampled, tl.lastSample = true, now
 	s := report.Sample{T: formatTime(now)}
 	requested := map[string]*framework.Resource{}
-	var pendingCPU []int64
+	pods := map[string]int{}
+	var pendingCPU, pendingMem []int64
 	for _, p := range w.Store.Pods() {
 		if p.Spec.NodeName == "" {
 			if w.Listed(cluster.PodKey(p)) && w.Scheduler.ResponsibleForPod(p) {
 				s.Pending++
-				pendingCPU = append(pendingCPU, framework.NewPodInfo(p).Requests.MilliCPU)
+				req := framework.NewPodInfo(p).Requests
+				pendingCPU = append(pendingCPU, req.MilliCPU)
+				pendingMem = append(pendingMem, req.Memory)
 			}
 			continue
 		}
 		s.Running++
+		pods[p.Spec.NodeName]++
 		r := requested[p.Spec.NodeName]
 		if r == nil {
 			r = &framework.Resource{}
@@ -157,10 +161,12 @@ func (tl *Timeline) sample(force bool) {
 		}
 		r.AddResource(&framework.NewPodInfo(p).Requests)
 	}
-	var median int64
+	// The median pending pod, by cpu and by memory (each its own median).
+	var medianCPU, medianMem int64
 	if len(pendingCPU) > 0 {
 		slices.Sort(pendingCPU)
-		median = pendingCPU[len(pendingCPU)/2]
+		slices.Sort(pendingMem)
+		medianCPU, medianMem = pendingCPU[len(pendingCPU)/2], pendingMem[len(pendingMem)/2]
 	}
 	var allocCPU, allocMem, reqCPU, reqMem, free, stranded int64
 	for _, n := range w.Store.Nodes() {
@@ -175,7 +181,9 @@ func (tl *Timeline) sample(force bool) {
 		reqMem += r.Memory
 		if f := a.MilliCPU - r.MilliCPU; f > 0 {
 			free += f
-			if f < median {
+			// Stranded: the node cannot take the median pending pod, for
+			// cpu, memory or its pod count ("Too many pods").
+			if s.Pending > 0 && (f < medianCPU || a.Memory-r.Memory < medianMem || int64(pods[n.Name]) >= a.AllowedPodNumber) {
 				stranded += f
 			}
 		}
