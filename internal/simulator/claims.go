@@ -111,18 +111,34 @@ func (w *World) CreateDRA(obj runtime.Object) error {
 	return nil
 }
 
-// OthersNow are the cluster's other objects with the ResourceClaims as the
-// store has them now (allocated, reserved, generated for pods on the way),
-// for a throwaway world that explains a pod against this one's state.
+// OthersNow are the cluster's other objects with the ResourceClaims,
+// PersistentVolumes and PersistentVolumeClaims as the store has them now
+// (allocated, reserved, generated for pods on the way; bound and
+// provisioned), for a throwaway world that explains a pod against this
+// one's state.
 func (w *World) OthersNow() []interface{} {
+	pvs, pvcs := w.Store.Volumes()
+	volumes := pvs != nil || pvcs != nil
 	out := make([]interface{}, 0, len(w.Cluster.Others))
 	for _, o := range w.Cluster.Others {
-		if _, isClaim := o.(*resourceapi.ResourceClaim); !isClaim {
-			out = append(out, o)
+		switch o.(type) {
+		case *resourceapi.ResourceClaim:
+			continue
+		case *v1.PersistentVolume, *v1.PersistentVolumeClaim:
+			if volumes {
+				continue
+			}
 		}
+		out = append(out, o)
 	}
 	for _, c := range w.Store.Claims() {
 		out = append(out, c.DeepCopy())
+	}
+	for _, pv := range pvs {
+		out = append(out, pv.DeepCopy())
+	}
+	for _, pvc := range pvcs {
+		out = append(out, pvc.DeepCopy())
 	}
 	return out
 }

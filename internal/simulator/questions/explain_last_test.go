@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	st "github.com/kubesched/kubesched/internal/testing"
@@ -32,6 +33,18 @@ func TestSimulateExplainsAPodAsItsLastAttemptSawTheCluster(t *testing.T) {
 			objs: []runtime.Object{simtest.Node("a"),
 				st.MakePod().Name("filler").Priority(10).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj(),
 				st.MakePod().Name("late").Req(oneCPU).Obj()},
+			pod:         "default/late",
+			wantFeas:    0,
+			wantAttempt: report.LastAttempt{T: "2026-01-01T00:05:00Z", Attempt: 2, Result: report.TraceUnschedulable},
+			wantMessage: "0/1 nodes are available: 1 Insufficient cpu.",
+		},
+		{
+			name: "a pod whose Immediate claim the simulation bound is explained with the claim bound",
+			objs: []runtime.Object{simtest.Node("a"),
+				st.StorageClass("fast", storagev1.VolumeBindingImmediate, "pd.csi.storage.gke.io"),
+				st.MakePVC("data", "1Gi").Class("fast").Obj(),
+				st.MakePod().Name("filler").Priority(10).Req(map[v1.ResourceName]string{v1.ResourceCPU: "4"}).Obj(),
+				st.MakePod().Name("late").Req(oneCPU).Volume("data").Obj()},
 			pod:         "default/late",
 			wantFeas:    0,
 			wantAttempt: report.LastAttempt{T: "2026-01-01T00:05:00Z", Attempt: 2, Result: report.TraceUnschedulable},
