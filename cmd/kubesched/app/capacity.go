@@ -170,7 +170,7 @@ gives no answer: capacity says so and exits non-zero.`,
 			if workload != "" {
 				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, loadOptions(cc.Config), newWorld, progress, max, opts.Output, shown)
 			}
-			pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
+			pod, err := loading.LoadPod(cluster, opts.PodFile, s.in, opts.Namespace)
 			if err != nil {
 				return fmt.Errorf("--pod: %w", err)
 			}

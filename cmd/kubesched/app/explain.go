@@ -151,7 +151,7 @@ func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1
 		}
 		return cluster, pod, nil
 	}
-	pod, err := loading.LoadPod(cluster, opts.PodFile, s.in)
+	pod, err := loading.LoadPod(cluster, opts.PodFile, s.in, opts.Namespace)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--pod: %w", err)
 	}

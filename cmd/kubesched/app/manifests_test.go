@@ -40,6 +40,11 @@ func TestCommandsReadManifestsAsKubectlApplyDoes(t *testing.T) {
 			},
 			wantCode:   1,
 			wantStderr: []string{`c.yaml: document 2 (Pod other/p): metadata.namespace: the namespace from the provided object "other" does not match the namespace "team". You must pass '--namespace=other' to perform this operation.`}},
+		{name: "explain -n puts the namespace-less --pod file's pod in its namespace",
+			args: func() []string {
+				return []string{"explain", "-f", file("c.yaml", node+"---\n"+pod("team", "q")), "--pod", file("p.yaml", pod("", "p")), "-n", "team"}
+			},
+			wantOut: []string{"Pod team/p: 1/1 node feasible"}},
 		{name: "simulate refuses an extensions/v1beta1 Deployment as kubectl apply refuses it",
 			args: func() []string {
 				return []string{"simulate", "-f", file("c.yaml", node+"---\n"+deployment("extensions/v1beta1", "2"))}

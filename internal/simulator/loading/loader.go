@@ -258,9 +258,11 @@ func (l *loader) dropOrphans() {
 
 // LoadPod reads the one Pod of a file ("-": stdin) as part of the
 // cluster: its priorityClassName resolves against the cluster's
-// PriorityClasses, as admission would.
-func LoadPod(c *cluster.Cluster, path string, stdin io.Reader) (*v1.Pod, error) {
-	l := &loader{c: cluster.New()}
+// PriorityClasses, as admission would. namespace is -n
+// (Options.Namespace): a pod naming none is in it, and one naming another
+// is refused, as the cluster's files.
+func LoadPod(c *cluster.Cluster, path string, stdin io.Reader, namespace string) (*v1.Pod, error) {
+	l := &loader{c: cluster.New(), namespace: namespace}
 	pc := l.c
 	var err error
 	if path == "-" {

@@ -118,7 +118,7 @@ func TestCapacityOfTheExampleEqualsABruteForceCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod, err := loading.LoadPod(c, podFile, nil)
+	pod, err := loading.LoadPod(c, podFile, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
