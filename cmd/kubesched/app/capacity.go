@@ -223,6 +223,13 @@ func capacityOfWorkload(ctx context.Context, s streams, files []string, file str
 	if err != nil {
 		return fmt.Errorf("--workload: %w", err)
 	}
+	// The cluster files' warnings were told with their first load; the
+	// workload file's are told here (it replaces a workload of -f, ...).
+	for _, w := range cluster.Warnings {
+		if strings.HasPrefix(w, file+": document ") {
+			fmt.Fprintf(s.errOut, "warning: %s\n", w)
+		}
+	}
 	wl, err := workloadOfFile(cluster, file)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,16 @@ func TestCommandsReadManifestsAsKubectlApplyDoes(t *testing.T) {
 				return []string{"explain", "-f", file("c.yaml", node+"---\n"+pod("team", "q")), "--pod", file("p.yaml", pod("", "p")), "-n", "team"}
 			},
 			wantOut: []string{"Pod team/p: 1/1 node feasible"}},
+		{name: "capacity --workload of a workload another -f file also holds answers as for the workload given once",
+			args: func() []string {
+				wl, err := os.ReadFile("../../../examples/capacity-workload.yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return []string{"capacity", "-f", "../../../examples/cluster.yaml", "-f", file("apps.yaml", string(wl)), "--workload", "../../../examples/capacity-workload.yaml"}
+			},
+			wantOut:    []string{"39 more copies of Deployment shop/api fit"},
+			wantStderr: []string{"capacity-workload.yaml: document 1 (Deployment shop/api): replaces the one read at "}},
 		{name: "simulate refuses an extensions/v1beta1 Deployment as kubectl apply refuses it",
 			args: func() []string {
 				return []string{"simulate", "-f", file("c.yaml", node+"---\n"+deployment("extensions/v1beta1", "2"))}
