@@ -63,7 +63,7 @@ func NewKubesched(scenarioYAML string) (*Kubesched, error) {
 
 // LoadPod reads a pod as `explain --pod FILE` does (kubesched's defaults).
 func (k *Kubesched) LoadPod(p *v1.Pod) (*v1.Pod, error) {
-	return loading.LoadPod(k.cluster, "-", strings.NewReader(PodYAML(p)))
+	return loading.LoadPod(k.cluster, "-", strings.NewReader(PodYAML(p)), "")
 }
 
 // Explain answers for a pending pod loaded by LoadPod.
