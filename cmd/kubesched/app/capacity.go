@@ -98,6 +98,16 @@ gives no answer: capacity says so and exits non-zero.`,
 			if given != 1 {
 				return fmt.Errorf("want exactly one of --pod, --workload, --headroom, --add-nodes and --node-types")
 			}
+			// A limit of no node or copy asks nothing (and a negative one
+			// sized a slice): refused, naming the flag.
+			for _, l := range []struct {
+				flag  string
+				value int
+			}{{"--max", max}, {"--max-nodes", maxNodes}} {
+				if l.value < 1 {
+					return fmt.Errorf("%s: Invalid value: %d: must be 1 or more", l.flag, l.value)
+				}
+			}
 			if (headroom || nodeTypes != "") && slices.Contains(opts.Files, "-") {
 				return fmt.Errorf("--headroom and --node-types read the cluster once per simulation: give it as files, not -f -")
 			}

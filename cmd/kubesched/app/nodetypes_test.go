@@ -195,6 +195,9 @@ func TestNodeTypesRefusesBadTypes(t *testing.T) {
 	node := func(annotations string) string {
 		return writeFile(t, "types.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: small\n  annotations: {"+annotations+"}\nstatus:\n  allocatable: {cpu: \"1\", memory: 1Gi, pods: \"10\"}\n")
 	}
+	zoned := func(zone, annotations string) string {
+		return writeFile(t, "zoned-types.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: small\n  labels: {topology.kubernetes.io/zone: "+zone+"}\n  annotations: {"+annotations+"}\nstatus:\n  allocatable: {cpu: \"1\", memory: 1Gi, pods: \"10\"}\n")
+	}
 	tests := []struct {
 		name, types, want string
 	}{
@@ -206,6 +209,11 @@ func TestNodeTypesRefusesBadTypes(t *testing.T) {
 			types: node(`simulation.kubesched.io/hourly-cost: "-1"`), want: `Invalid value: "-1": want a decimal price per hour, 0 or more`},
 		{name: "a negative limit per zone is refused",
 			types: node(`simulation.kubesched.io/hourly-cost: "1", simulation.kubesched.io/max-per-zone: "-2"`), want: `metadata.annotations[simulation.kubesched.io/max-per-zone]: Invalid value: "-2"`},
+		{name: "a zone listed twice is refused: it would double the type's limit there",
+			types: node(`simulation.kubesched.io/hourly-cost: "1", simulation.kubesched.io/zones: "a,b,a"`), want: `metadata.annotations[simulation.kubesched.io/zones]: Duplicate value: "a"`},
+		{name: "a zone label the zones annotation contradicts is refused",
+			types: zoned("c", `simulation.kubesched.io/hourly-cost: "1", simulation.kubesched.io/zones: "a,b"`),
+			want:  `metadata.labels[topology.kubernetes.io/zone]: Invalid value: "c": contradicts simulation.kubesched.io/zones "a,b"`},
 		{name: "a file without a Node is refused",
 			types: writeFile(t, "empty-types.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"), want: "holds no Node"},
 	}
@@ -258,6 +266,28 @@ func TestNodeTypesTableSaysWhatItsPodsColumnCounts(t *testing.T) {
 			}
 			if !tt.wantNote && strings.Contains(out, "PODS counts") {
 				t.Errorf("a note with other figures:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestCapacityRefusesLimitsOfNoNode(t *testing.T) {
+	types := "../../../examples/node-types.yaml"
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "--max-nodes -1 is refused, not a panic", args: []string{"--node-types", types, "--max-nodes", "-1"}, want: "--max-nodes: Invalid value: -1: must be 1 or more"},
+		{name: "--max-nodes 0 is refused, not 'no node type can run' every pod", args: []string{"--node-types", types, "--max-nodes", "0"}, want: "--max-nodes: Invalid value: 0: must be 1 or more"},
+		{name: "--max-nodes 0 with --add-nodes too", args: []string{"--add-nodes", "../../../examples/gpu-node.yaml", "--max-nodes", "0"}, want: "--max-nodes: Invalid value: 0"},
+		{name: "--max 0 is refused", args: []string{"--pod", "../../../examples/pending-pod.yaml", "--max", "0"}, want: "--max: Invalid value: 0: must be 1 or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := run(t, append([]string{"capacity", "-f", "../../../examples/cluster.yaml"}, tt.args...)...)
+			if code == 0 || !strings.Contains(errOut, tt.want) || strings.Contains(errOut, "panic") {
+				t.Errorf("exit %d, stderr %q; want non-zero and %q", code, errOut, tt.want)
 			}
 		})
 	}

@@ -78,13 +78,28 @@ func NodeTypes(c *cluster.Cluster, file string, maxNodes int) ([]NodeType, error
 		zones := []string{n.Labels[v1.LabelTopologyZone]}
 		if s, ok := n.Annotations[ZonesAnnotation]; ok {
 			zones = nil
+			seen := map[string]bool{}
 			for _, z := range strings.Split(s, ",") {
-				if z = strings.TrimSpace(z); z != "" {
-					zones = append(zones, z)
+				if z = strings.TrimSpace(z); z == "" {
+					continue
 				}
+				if seen[z] {
+					// Listed twice, the type would be offered twice in
+					// the zone: twice its limit there.
+					return nil, fail("metadata.annotations["+ZonesAnnotation+"]", fmt.Sprintf("Duplicate value: %q", z))
+				}
+				seen[z] = true
+				zones = append(zones, z)
 			}
 			if len(zones) == 0 {
 				return nil, fail("metadata.annotations["+ZonesAnnotation+"]", fmt.Sprintf("Invalid value: %q: want zones, comma separated", s))
+			}
+			// A zone label the annotation contradicts would be
+			// overwritten for the zones it does not name: refused.
+			for _, key := range []string{v1.LabelTopologyZone, v1.LabelFailureDomainBetaZone} {
+				if lz, ok := n.Labels[key]; ok && (len(zones) != 1 || zones[0] != lz) {
+					return nil, fail("metadata.labels["+key+"]", fmt.Sprintf("Invalid value: %q: contradicts %s %q; leave the label out: each zone of the annotation labels its nodes", lz, ZonesAnnotation, s))
+				}
 			}
 		}
 		for _, z := range zones {
