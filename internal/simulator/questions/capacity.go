@@ -170,7 +170,14 @@ func AddNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWor
 		if err != nil {
 			return nil, err
 		}
-		c.Nodes = append(c.Nodes, NodeCopies(node, k, c)...)
+		copies := NodeCopies(node, k, c)
+		added := make(map[string]bool, len(copies))
+		for _, n := range copies {
+			added[n.Name] = true
+		}
+		if err := joinNodes(c, copies); err != nil {
+			return nil, err
+		}
 		w, err := newWorld(c)
 		if err != nil {
 			return nil, err
@@ -178,7 +185,7 @@ func AddNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWor
 		if err := w.Run(ctx); err != nil {
 			return nil, err
 		}
-		out := unplaced(w, w.PodResults(), nil)
+		out := unplaced(w, w.PodResults(), nil, added)
 		if len(out) > 0 {
 			example = fmt.Sprintf("%s/%s: %s", out[0].Namespace, out[0].Name, out[0].Message)
 		}
@@ -254,4 +261,11 @@ func SortedCounts(m map[string]int) []string {
 		return m[keys[i]] > m[keys[j]] || (m[keys[i]] == m[keys[j]] && keys[i] < keys[j])
 	})
 	return keys
+}
+
+// joinNodes adds the new nodes to c with the DaemonSet pods a joining node
+// gets, defaulted as the API server would: the capacity they leave is what
+// the pending pods can have.
+func joinNodes(c *cluster.Cluster, nodes []*v1.Node) error {
+	return loading.DefaultPods(c, c.JoinNodes(nodes))
 }

@@ -209,6 +209,7 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 		return nil, err
 	}
 	owner := map[string]int{} // new node -> candidate
+	var joined []*v1.Node
 	for i, k := range counts {
 		if k == 0 {
 			continue
@@ -218,10 +219,15 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 		if t.Zone != "" {
 			tmpl.Name = t.Type + "-" + t.Zone
 		}
+		// Each candidate's copies are named after it (<type>-<zone>-new-<i>):
+		// apart from the cluster's nodes and the other candidates'.
 		for _, n := range NodeCopies(tmpl, k, c) {
 			owner[n.Name] = i
-			c.Nodes = append(c.Nodes, n)
+			joined = append(joined, n)
 		}
+	}
+	if err := joinNodes(c, joined); err != nil {
+		return nil, err
 	}
 	w, err := s.newWorld(c)
 	if err != nil {
@@ -231,7 +237,11 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 		return nil, err
 	}
 	pods := w.PodResults()
-	out := &nodeTypeWorld{pending: unplaced(w, pods, s.target), placed: make([]int, len(counts)),
+	added := make(map[string]bool, len(owner))
+	for n := range owner {
+		added[n] = true
+	}
+	out := &nodeTypeWorld{pending: unplaced(w, pods, s.target, added), placed: make([]int, len(counts)),
 		placedAll: make([]int, len(counts)), placedRequests: make([]map[v1.ResourceName]int64, len(counts))}
 	for _, p := range pods {
 		i, ok := owner[p.Node]

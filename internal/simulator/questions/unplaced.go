@@ -14,13 +14,21 @@ import (
 // a place that new nodes could give one, as capacity --add-nodes and
 // --node-types count them: the pods left pending and the pods preempted
 // (a preempted pod no longer runs; with room enough, its preemptor would
-// have fitted elsewhere). Not counted: a DaemonSet's pods and their
-// victims (a DaemonSet's pod belongs to its node: no new node takes it or
+// have fitted elsewhere). A DaemonSet's pod of a node of added (the new
+// nodes) counts: a new node bought too full for its agent is a wrong
+// answer. Not counted: the DaemonSet pods of the existing nodes and their
+// victims (such a pod belongs to its node: no new node takes it or
 // spares what it preempts there), and, when target is set, the pods it
-// does not accept.
-func unplaced(w *simulator.World, pods []report.PodResult, target func(*simulator.World, *v1.Pod) bool) []report.PodResult {
+// does not accept (a new node's DaemonSet pods are counted all the same).
+func unplaced(w *simulator.World, pods []report.PodResult, target func(*simulator.World, *v1.Pod) bool, added map[string]bool) []report.PodResult {
+	existingDaemon := func(p *v1.Pod) bool {
+		return cluster.IsDaemonSetPod(p) && !added[cluster.DaemonPodNode(p)]
+	}
 	counted := func(p *v1.Pod) bool {
-		return !cluster.IsDaemonSetPod(p) && (target == nil || target(w, p))
+		if cluster.IsDaemonSetPod(p) {
+			return added[cluster.DaemonPodNode(p)]
+		}
+		return target == nil || target(w, p)
 	}
 	var out []report.PodResult
 	for _, r := range pods {
@@ -35,7 +43,7 @@ func unplaced(w *simulator.World, pods []report.PodResult, target func(*simulato
 				continue
 			}
 			ns, name, _ := strings.Cut(ev.Preemptor, "/")
-			if by, ok := w.Store.GetPod(ns, name); ok && cluster.IsDaemonSetPod(by) {
+			if by, ok := w.Store.GetPod(ns, name); ok && existingDaemon(by) {
 				continue
 			}
 			out = append(out, r)
