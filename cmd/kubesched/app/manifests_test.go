@@ -56,6 +56,12 @@ func TestCommandsReadManifestsAsKubectlApplyDoes(t *testing.T) {
 			},
 			wantOut:    []string{"39 more copies of Deployment shop/api fit"},
 			wantStderr: []string{"capacity-workload.yaml: document 1 (Deployment shop/api): replaces the one read at "}},
+		{name: "simulate refuses a namespace the API server would not take",
+			args: func() []string {
+				return []string{"simulate", "-f", file("c.yaml", node+"---\n"+pod("", "p")), "-n", "Team_1"}
+			},
+			wantCode:   1,
+			wantStderr: []string{`-n/--namespace: Invalid value: "Team_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`}},
 		{name: "simulate refuses an extensions/v1beta1 Deployment as kubectl apply refuses it",
 			args: func() []string {
 				return []string{"simulate", "-f", file("c.yaml", node+"---\n"+deployment("extensions/v1beta1", "2"))}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	apiserveroptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 	componentbaseconfigv1alpha1 "k8s.io/component-base/config/v1alpha1"
@@ -181,6 +182,12 @@ func (o *Options) AddPodFlag(fs *pflag.FlagSet) {
 // Validate checks the options themselves and returns every problem.
 func (o *Options) Validate() []error {
 	var errs []error
+	if o.Namespace != "" {
+		// The API server takes only a DNS label as a namespace.
+		for _, msg := range validation.IsDNS1123Label(o.Namespace) {
+			errs = append(errs, fmt.Errorf("-n/--namespace: Invalid value: %q: %s", o.Namespace, msg))
+		}
+	}
 	if o.outputs != nil {
 		if len(o.Files) > 0 && o.LivePod != "" {
 			errs = append(errs, fmt.Errorf("-f/--filename and 'pod NAMESPACE/NAME' exclude each other: explain reads manifests or a live cluster"))
