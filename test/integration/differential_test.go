@@ -673,16 +673,30 @@ func waitBoundWithin(c kubernetes.Interface, name string, timeout time.Duration)
 // against a snapshot that still holds the node, and fail as before, with
 // no event left to wake it until the 5-minute flush. The log shows it as
 // a failed attempt of the pod after its first one, logged before the
-// node's "Removed node from NodeTree". kubesched removes the node first
-// (internal/scheduler/eventhandlers.go, OnNodeDelete).
+// node's "Removed node from NodeTree", or logged after it but still
+// counting the node ("0/N nodes" as the first attempt counted them: its
+// snapshot was taken before the removal, its failure written after).
+// kubesched removes the node first (internal/scheduler/eventhandlers.go,
+// OnNodeDelete).
 func triedBeforeNodeLeftCache(log, pod, node string) bool {
-	attempts := 0
+	attempts, removed := 0, false
+	counted := "" // "0/N nodes" of the first attempt
 	for _, line := range strings.Split(log, "\n") {
 		switch {
 		case strings.Contains(line, `"Unable to schedule pod; no fit; waiting" pod="`+pod+`"`):
 			attempts++
+			_, rest, _ := strings.Cut(line, `err="`)
+			nodes, _, _ := strings.Cut(rest, " are available")
+			if attempts == 1 {
+				counted = nodes
+			} else if removed && counted != "" && nodes == counted {
+				return true
+			}
 		case strings.Contains(line, `"Removed node from NodeTree" node="`+node+`"`):
-			return attempts >= 2
+			if attempts >= 2 {
+				return true
+			}
+			removed = true
 		}
 	}
 	return false
