@@ -73,7 +73,7 @@ func checkQuantities(v interface{}, path string) (string, string) {
 					// The scheduler counts cpu in milli-units in an int64;
 					// a larger value would wrap around (found by fuzzing: a
 					// node of 1e16 cpus counted as a negative allocatable).
-					if max := maxFor(v1.ResourceName(n)); q.Cmp(*max) > 0 {
+					if max := maxFor(v1.ResourceName(n)); pastMax(&q, max) {
 						return p + "." + n, fmt.Sprintf("Invalid value: %q: must be at most %s", s, max.String())
 					}
 				}
@@ -96,7 +96,19 @@ func checkQuantities(v interface{}, path string) (string, string) {
 // badQuantity reports a quantity the API server would refuse or the
 // scheduler could not count: negative, or past maxFor(name).
 func badQuantity(name v1.ResourceName, q *resource.Quantity) bool {
-	return q.Sign() < 0 || q.Cmp(*maxFor(name)) > 0
+	return q.Sign() < 0 || pastMax(q, maxFor(name))
+}
+
+// pastMax reports q > max. A quantity far past max (an approximate value
+// over twice it, +Inf for an exponent past 308) is answered from that
+// value: Quantity.Cmp scales max to q's exponent, and "1e31131108" (found
+// by FuzzHostileQuantities) made it a power of ten of 31 million digits,
+// 13 seconds of big-number squaring per comparison.
+func pastMax(q, max *resource.Quantity) bool {
+	if f := q.AsApproximateFloat64(); math.IsInf(f, 1) || f > 2*max.AsApproximateFloat64() {
+		return true
+	}
+	return q.Cmp(*max) > 0
 }
 
 // hasBadQuantity reports whether any resource list of a decoded object
