@@ -80,7 +80,7 @@ spec.nodeName.`,
 			if opts.LivePod != "" {
 				cluster, pod, err = liveCluster(cmd.Context(), cc.ComponentConfig, opts.LivePod)
 			} else {
-				cluster, pod, err = manifestCluster(s, opts)
+				cluster, pod, err = manifestCluster(s, opts, cc.Config)
 			}
 			if err != nil {
 				return err
@@ -121,12 +121,12 @@ spec.nodeName.`,
 	return cmd
 }
 
-func manifestCluster(s streams, opts *options.Options) (*simcluster.Cluster, *v1.Pod, error) {
-	cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(&schedconfig.Config{Features: opts.Features, Namespace: opts.Namespace, DefaultStorageClass: opts.DefaultStorageClass, HPAMax: opts.HPAMax}))
+func manifestCluster(s streams, opts *options.Options, cfg *schedconfig.Config) (*simcluster.Cluster, *v1.Pod, error) {
+	cluster, err := loading.LoadWith(opts.Files, s.in, loadOptions(cfg))
 	if err != nil {
 		return nil, nil, err
 	}
-	reportSkipped(s, cluster, opts.Features)
+	reportSkipped(s, cluster, cfg.Features)
 	reportTimelineIgnored(s, cluster, "explain")
 	if opts.PodFile == "" {
 		pod, err := questions.FindPendingPod(cluster)
