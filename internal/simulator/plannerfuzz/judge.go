@@ -1,0 +1,108 @@
+package plannerfuzz
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
+)
+
+// Judge decides plans of one case by simulation: the same scheduling
+// core as the planner's, the plan's nodes joined with their DaemonSet
+// pods (questions.CheckPlan).
+type Judge struct {
+	ctx   context.Context
+	env   *Env
+	types []questions.NodeType
+	// Sims counts the simulations run.
+	Sims int
+}
+
+// NewJudge returns the judge of a case's types on env.
+func NewJudge(ctx context.Context, env *Env, types []questions.NodeType) *Judge {
+	return &Judge{ctx: ctx, env: env, types: types}
+}
+
+// Check simulates the cluster with counts nodes of each candidate added.
+func (j *Judge) Check(counts []int) (*questions.PlanCheck, error) {
+	j.Sims++
+	return questions.CheckPlan(j.ctx, j.env.Load, j.env.NewWorld, j.types, counts)
+}
+
+// Verdict is a plan judged against the pods allowed to stay unplaced.
+type Verdict struct {
+	// Missing are the pods it leaves unplaced beyond those allowed: the
+	// DaemonSet pods of its new nodes always count.
+	Missing []questions.UnplacedPod
+	// Empty are its new nodes holding no pod but DaemonSet pods.
+	Empty []string
+	Check *questions.PlanCheck
+}
+
+// Feasible: the plan leaves no pod unplaced beyond those allowed.
+func (v *Verdict) Feasible() bool { return len(v.Missing) == 0 }
+
+// VerdictOf judges a simulation's outcome: allowed are the pods (namespace/
+// name) that may stay unplaced.
+func VerdictOf(check *questions.PlanCheck, allowed map[string]bool) *Verdict {
+	v := &Verdict{Check: check}
+	for _, u := range check.Unplaced {
+		if (u.Daemon && u.NewNode) || !allowed[u.Pod] {
+			v.Missing = append(v.Missing, u)
+		}
+	}
+	for _, n := range check.NewNodes {
+		if check.NodePods[n] == 0 {
+			v.Empty = append(v.Empty, n)
+		}
+	}
+	return v
+}
+
+// Unplaceable are the pods a simulation leaves unplaced that a plan may
+// leave unplaced too: all of them but the DaemonSet pods of its new
+// nodes. Of the simulation with every candidate at its bound, they are
+// the pods no plan places (the floor).
+func Unplaceable(check *questions.PlanCheck) map[string]bool {
+	out := map[string]bool{}
+	for _, u := range check.Unplaced {
+		if !(u.Daemon && u.NewNode) {
+			out[u.Pod] = true
+		}
+	}
+	return out
+}
+
+// daemonPods are the DaemonSet pods a new node of each candidate gets:
+// one node of each joined to a cluster as loaded, its pods read by the
+// node they are pinned to.
+func daemonPods(env *Env, types []questions.NodeType) ([][]*v1.Pod, error) {
+	c, err := env.Load()
+	if err != nil {
+		return nil, err
+	}
+	of := map[string]int{}
+	var nodes []*v1.Node
+	for i, t := range types {
+		n := t.Node.DeepCopy()
+		n.Name = fmt.Sprintf("plannerfuzz-candidate-%d", i)
+		n.Labels = maps.Clone(n.Labels)
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[v1.LabelHostname] = n.Name
+		of[n.Name] = i
+		nodes = append(nodes, n)
+	}
+	out := make([][]*v1.Pod, len(types))
+	for _, p := range c.JoinNodes(nodes) {
+		if i, ok := of[cluster.DaemonPodNode(p)]; ok {
+			out[i] = append(out[i], p)
+		}
+	}
+	return out, nil
+}

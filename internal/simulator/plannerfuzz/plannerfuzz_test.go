@@ -1,0 +1,77 @@
+package plannerfuzz
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The run's settings: the bounded run of `make test` by default; `make
+// fuzz-planner` passes -cases, -seed and -enforce (and may pass the
+// thresholds). Case i of a run is drawn from seed+i: a case printed with
+// its seed is reproduced by -seed <it> -cases 1.
+var (
+	flagCases      = flag.Int("cases", 20, "cases to draw")
+	flagSeed       = flag.Uint64("seed", 1, "the first case's seed; case i is drawn from seed+i")
+	flagEnforce    = flag.Bool("enforce", false, "fail below -min-optimal or above -max-ratio (the long run's targets)")
+	flagMinOptimal = flag.Float64("min-optimal", 98, "with -enforce: the least share of decided cases answered at the optimum, in percent")
+	flagMaxRatio   = flag.Float64("max-ratio", 1.05, "with -enforce: the worst cost ratio allowed")
+	flagMinCases   = flag.Int("min-cases", 1000, "with -enforce: the fewest cases a run must draw to judge the targets")
+	flagWorst      = flag.Int("worst", 5, "worst cases printed")
+	flagSims       = flag.Int("sims", 0, "simulations the exhaustive search may run per case (0: 400 with -enforce, else 60)")
+)
+
+// TestPlannerAgainstTheOptimum draws cases from a fixed seed, asks the
+// planner (capacity --node-types' CheapestNodes) each one's question and
+// judges the answer by simulation. It fails on any defect: an error, an
+// answer that leaves a pod unplaced that the plan with every type at its
+// limit places (DaemonSet pods of the new nodes included), or an answer
+// holding a node with no pod but DaemonSet pods. The cost ratio to the
+// optimum (the cheapest feasible vector, by exhaustive search) is
+// logged; -enforce fails below the long run's targets.
+func TestPlannerAgainstTheOptimum(t *testing.T) {
+	lim := DefaultLimits
+	if !*flagEnforce {
+		lim.Sims = 60 // the bounded run: optimality is only logged
+	}
+	if *flagSims > 0 {
+		lim.Sims = *flagSims
+	}
+	var s Stats
+	for i := range *flagCases {
+		r := Run(context.Background(), *flagSeed+uint64(i), lim)
+		s.Add(r)
+		if testing.Verbose() && *flagCases > 50 && (i+1)%100 == 0 {
+			t.Logf("%d cases: %d feasible, %d optimal of %d decided, worst %.4f", i+1, s.Feasible, s.Optimal, s.Decided, s.Worst)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "seeds %d to %d: %s\n", *flagSeed, *flagSeed+uint64(*flagCases)-1, &s)
+	if worst := s.WorstCases(*flagWorst); len(worst) > 0 {
+		fmt.Fprintf(&b, "worst cases (reproduce one with -args -seed <seed> -cases 1):\n")
+		for _, r := range worst {
+			fmt.Fprintf(&b, "%s\n", Describe(r))
+		}
+	}
+	t.Log(b.String())
+	for _, r := range s.Defects() {
+		t.Errorf("defect: %s", Describe(r))
+	}
+	if !*flagEnforce {
+		return
+	}
+	if s.Cases < *flagMinCases {
+		t.Errorf("%d cases, want at least %d to judge the targets", s.Cases, *flagMinCases)
+	}
+	if s.OptimalPct() < *flagMinOptimal {
+		t.Errorf("optimal in %.1f%% of the decided cases, want at least %.1f%%", s.OptimalPct(), *flagMinOptimal)
+	}
+	if s.Worst > *flagMaxRatio+1e-9 {
+		t.Errorf("worst cost ratio %.4f, want at most %.4f", s.Worst, *flagMaxRatio)
+	}
+	if undecided := s.Feasible - s.Decided; undecided*100 > s.Cases {
+		t.Errorf("%d feasible cases undecided (the exhaustive search's limits), want at most 1%%", undecided)
+	}
+}

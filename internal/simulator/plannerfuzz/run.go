@@ -1,0 +1,247 @@
+package plannerfuzz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
+)
+
+// Limits bound the exhaustive search of a case: past them the case is
+// undecided (counted, never a failure).
+type Limits struct {
+	// Vectors: how many vectors cheaper than the answer the bounds may
+	// admit; Sims: how many of them may be simulated.
+	Vectors, Sims int
+}
+
+// DefaultLimits keep a case to a few seconds.
+var DefaultLimits = Limits{Vectors: 200000, Sims: 400}
+
+// Result is one case's outcome.
+type Result struct {
+	Case *Case
+	// Err: the planner or a simulation failed (a defect too).
+	Err error
+	// Answer is the planner's count per candidate and its cost.
+	Answer      []int
+	AnswerCents int
+	// Verdict is the answer's; Floor, the pods no plan places (of the
+	// simulation with every candidate at its bound).
+	Verdict *Verdict
+	Floor   map[string]bool
+	// BeyondFloor counts the pods the answer places that the floor's
+	// simulation leaves unplaced (adding every type is not the best one
+	// can do: spreading over more zones blocks pods).
+	BeyondFloor int
+	// Decided: the exhaustive search ended; Optimum is then the cheapest
+	// feasible vector (the answer when none cheaper is).
+	Decided       bool
+	Optimum       []int
+	OptimumCents  int
+	Vectors, Sims int
+	Elapsed       time.Duration
+}
+
+// Feasible: the answer places every pod the floor places, its new nodes'
+// DaemonSet pods included.
+func (r *Result) Feasible() bool { return r.Err == nil && r.Verdict != nil && r.Verdict.Feasible() }
+
+// Empty are the answer's new nodes that hold no pod but DaemonSet pods.
+func (r *Result) Empty() []string {
+	if r.Verdict == nil {
+		return nil
+	}
+	return r.Verdict.Empty
+}
+
+// Ratio is the answer's cost over the optimum's (1 when both are free;
+// +Inf when the optimum is and the answer is not); 0 when undecided.
+func (r *Result) Ratio() float64 {
+	switch {
+	case !r.Decided:
+		return 0
+	case r.OptimumCents == 0 && r.AnswerCents == 0:
+		return 1
+	case r.OptimumCents == 0:
+		return math.Inf(1)
+	}
+	return float64(r.AnswerCents) / float64(r.OptimumCents)
+}
+
+// Optimal: decided, and the answer costs the optimum (to 1e-9).
+func (r *Result) Optimal() bool { return r.Decided && math.Abs(r.Ratio()-1) <= 1e-9 }
+
+// Run draws the case of seed, asks the planner, and judges its answer.
+func Run(ctx context.Context, seed uint64, lim Limits) *Result {
+	return RunCase(ctx, Generate(seed), lim)
+}
+
+// RunCase asks the planner (questions.CheapestNodes, a black box) the
+// case's question, judges the answer by simulation and, when it is
+// feasible, searches exhaustively for a cheaper feasible vector.
+func RunCase(ctx context.Context, c *Case, lim Limits) *Result {
+	start := time.Now()
+	r := &Result{Case: c}
+	r.Err = runCase(ctx, c, lim, r)
+	r.Elapsed = time.Since(start)
+	return r
+}
+
+func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
+	env, err := NewEnv(c.Objects)
+	if err != nil {
+		return err
+	}
+	loaded, err := env.Load()
+	if err != nil {
+		return fmt.Errorf("loading the case: %w", err)
+	}
+	daemons, err := daemonPods(env, c.Types)
+	if err != nil {
+		return err
+	}
+	// The floor: every candidate at its bound (its limit, or the pods
+	// that could use it).
+	all, err := newBounds(loaded, c.Types, daemons, nil)
+	if err != nil {
+		return err
+	}
+	judge := NewJudge(ctx, env, c.Types)
+	floorCheck, err := judge.Check(all.ub)
+	if err != nil {
+		return fmt.Errorf("the floor's simulation: %w", err)
+	}
+	r.Floor = Unplaceable(floorCheck)
+
+	res, err := questions.CheapestNodes(ctx, env.Load, env.NewWorld, c.Types, questions.NodeTypesOptions{})
+	if err != nil {
+		return fmt.Errorf("the planner: %w", err)
+	}
+	if r.Answer, err = countsOf(c.Types, res); err != nil {
+		return err
+	}
+	r.AnswerCents = costOf(r.Answer, c.Cents)
+	check, err := judge.Check(r.Answer)
+	if err != nil {
+		return fmt.Errorf("the answer's simulation: %w", err)
+	}
+	r.Verdict = VerdictOf(check, r.Floor)
+	if !r.Verdict.Feasible() {
+		return nil
+	}
+	// The optimum is held to what the answer achieved: a cheaper vector
+	// must leave no pod unplaced that the answer places.
+	allowed := Unplaceable(check)
+	for p := range r.Floor {
+		if !allowed[p] {
+			r.BeyondFloor++
+		}
+	}
+	r.Optimum, r.OptimumCents = r.Answer, r.AnswerCents
+	if r.AnswerCents == 0 {
+		r.Decided = true
+		return nil
+	}
+	b, err := newBounds(loaded, c.Types, daemons, func(p *v1.Pod) bool { return !allowed[cluster.PodKey(p)] })
+	if err != nil {
+		return err
+	}
+	// The bounds must admit every feasible vector, the answer first: a
+	// bound that rejects it is the fuzzer's defect, and would make the
+	// optimum it claims wrong.
+	if !b.admits(r.Answer) {
+		return fmt.Errorf("the fuzzer's bounds reject the feasible answer %v", r.Answer)
+	}
+	o, err := cheapest(judge, b, c.Cents, r.AnswerCents, allowed, lim)
+	r.Vectors, r.Sims = o.vectors, o.sims
+	if err != nil || !o.decided {
+		return err
+	}
+	r.Decided = true
+	if o.found {
+		r.Optimum, r.OptimumCents = o.counts, o.cents
+	}
+	return nil
+}
+
+// optimum is what the exhaustive search found.
+type optimum struct {
+	// decided: the search ended within its limits; found, that a vector
+	// costing less than the bound is feasible, the cheapest being counts.
+	decided, found bool
+	counts         []int
+	cents          int
+	vectors, sims  int
+}
+
+// cheapest simulates, cheapest first, the vectors costing less than
+// below that the bounds admit, until one leaves no pod unplaced but
+// those allowed (DaemonSet pods of its new nodes included): the optimum,
+// when any is.
+func cheapest(judge *Judge, b *bounds, cents []int, below int, allowed map[string]bool, lim Limits) (optimum, error) {
+	vs, err := cheaperVectors(b, cents, below, lim.Vectors)
+	o := optimum{vectors: len(vs)}
+	if errors.Is(err, errTooMany) {
+		return o, nil
+	}
+	for _, v := range vs {
+		if o.sims >= lim.Sims {
+			return o, nil
+		}
+		check, err := judge.Check(v.counts)
+		if err != nil {
+			return o, fmt.Errorf("simulating %v: %w", v.counts, err)
+		}
+		o.sims++
+		if VerdictOf(check, allowed).Feasible() {
+			o.found, o.counts, o.cents = true, v.counts, v.cents
+			break
+		}
+	}
+	o.decided = true
+	return o, nil
+}
+
+// countsOf reads an answer as a count per candidate.
+func countsOf(types []questions.NodeType, res *questions.NodeTypesResult) ([]int, error) {
+	counts := make([]int, len(types))
+	for _, a := range res.Add {
+		i := -1
+		for j, t := range types {
+			if t.Type == a.Type && t.Zone == a.Zone {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("the answer adds %d %s in zone %q: not a candidate", a.Count, a.Type, a.Zone)
+		}
+		if a.Count < 0 || counts[i]+a.Count > types[i].Limit {
+			return nil, fmt.Errorf("the answer adds %d %s in zone %q: its limit is %d", counts[i]+a.Count, a.Type, a.Zone, types[i].Limit)
+		}
+		counts[i] += a.Count
+	}
+	return counts, nil
+}
+
+// Plan writes a vector as "2×c16m32@a + 1×c4m8@b = 1.60".
+func Plan(types []questions.NodeType, cents, counts []int) string {
+	var parts []string
+	for i, k := range counts {
+		if k > 0 {
+			parts = append(parts, fmt.Sprintf("%d×%s@%s", k, types[i].Type, strings.TrimPrefix(types[i].Zone, "zone-")))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " + ") + " = " + Price(costOf(counts, cents))
+}

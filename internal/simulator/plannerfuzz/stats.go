@@ -1,0 +1,174 @@
+package plannerfuzz
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Stats sum up a run's results.
+type Stats struct {
+	Cases int
+	// Errors: the planner or a simulation failed.
+	Errors int
+	// NeedNodes: cases whose answer adds nodes or whose optimum does.
+	NeedNodes int
+	Feasible  int
+	// EmptyNodes counts the answers' nodes holding no pod but DaemonSet
+	// pods, EmptyCases the cases with one.
+	EmptyNodes, EmptyCases int
+	// Decided: feasible cases whose exhaustive search ended; Optimal of
+	// them, the answer costs the optimum.
+	Decided, Optimal int
+	// SumRatio and Worst are over the decided cases.
+	SumRatio, Worst float64
+	// BeyondFloor: cases whose answer places pods the floor's simulation
+	// does not.
+	BeyondFloor int
+	Daemon      int // cases with DaemonSets
+	Greenfield  int
+	Sims        int
+	Elapsed     time.Duration
+
+	results []*Result
+}
+
+// Add counts a result.
+func (s *Stats) Add(r *Result) {
+	s.Cases++
+	s.results = append(s.results, r)
+	s.Sims += r.Sims
+	s.Elapsed += r.Elapsed
+	if r.Case.DaemonSets > 0 {
+		s.Daemon++
+	}
+	if r.Case.Greenfield() {
+		s.Greenfield++
+	}
+	if r.Err != nil {
+		s.Errors++
+		return
+	}
+	if r.AnswerCents > 0 || (r.Decided && r.OptimumCents > 0) {
+		s.NeedNodes++
+	}
+	if e := len(r.Empty()); e > 0 {
+		s.EmptyNodes += e
+		s.EmptyCases++
+	}
+	if !r.Feasible() {
+		return
+	}
+	s.Feasible++
+	if r.BeyondFloor > 0 {
+		s.BeyondFloor++
+	}
+	if !r.Decided {
+		return
+	}
+	s.Decided++
+	ratio := r.Ratio()
+	s.SumRatio += ratio
+	s.Worst = max(s.Worst, ratio)
+	if r.Optimal() {
+		s.Optimal++
+	}
+}
+
+// Defects are the results that fail the bounded run: an error, an
+// infeasible answer, or an answer with a node holding no pod.
+func (s *Stats) Defects() []*Result {
+	var out []*Result
+	for _, r := range s.results {
+		if r.Err != nil || !r.Feasible() || len(r.Empty()) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// FeasiblePct, OptimalPct (of the decided cases) and MeanRatio.
+func (s *Stats) FeasiblePct() float64 { return pct(s.Feasible, s.Cases) }
+func (s *Stats) OptimalPct() float64  { return pct(s.Optimal, s.Decided) }
+func (s *Stats) MeanRatio() float64 {
+	if s.Decided == 0 {
+		return 1
+	}
+	return s.SumRatio / float64(s.Decided)
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 100
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// Worst are the n worst results: the defects first, then by ratio.
+func (s *Stats) WorstCases(n int) []*Result {
+	rank := func(r *Result) float64 {
+		switch {
+		case r.Err != nil || !r.Feasible():
+			return math.Inf(1)
+		case len(r.Empty()) > 0:
+			return 1e6 + float64(len(r.Empty()))
+		}
+		return r.Ratio()
+	}
+	out := make([]*Result, 0, len(s.results))
+	for _, r := range s.results {
+		if rank(r) > 1+1e-9 {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) > rank(out[j]) })
+	return out[:min(n, len(out))]
+}
+
+// String is the summary.
+func (s *Stats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d cases (%d greenfield, %d with DaemonSets, %d needing nodes) in %s, %d simulations of the exhaustive search\n",
+		s.Cases, s.Greenfield, s.Daemon, s.NeedNodes, s.Elapsed.Round(time.Millisecond), s.Sims)
+	fmt.Fprintf(&b, "feasible %d/%d (%.1f%%), errors %d, empty nodes %d in %d cases\n", s.Feasible, s.Cases, s.FeasiblePct(), s.Errors, s.EmptyNodes, s.EmptyCases)
+	fmt.Fprintf(&b, "optimal %d/%d decided (%.1f%%), %d undecided; cost ratio mean %.4f, worst %.4f", s.Optimal, s.Decided, s.OptimalPct(), s.Feasible-s.Decided, s.MeanRatio(), s.Worst)
+	if s.BeyondFloor > 0 {
+		fmt.Fprintf(&b, "; %d answers place pods the all-types world leaves pending", s.BeyondFloor)
+	}
+	return b.String()
+}
+
+// Describe is a result in a few lines: the seed, the case, the answer
+// and the optimum, and what is wrong with the answer.
+func Describe(r *Result) string {
+	c := r.Case
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: %s\n", c.Seed, c)
+	if r.Err != nil {
+		fmt.Fprintf(&b, "  error: %v", r.Err)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "  planner: %s", Plan(c.Types, c.Cents, r.Answer))
+	if r.Decided {
+		fmt.Fprintf(&b, "; optimum: %s (ratio %.4f)", Plan(c.Types, c.Cents, r.Optimum), r.Ratio())
+	}
+	if r.Verdict != nil {
+		if n := len(r.Verdict.Missing); n > 0 {
+			u := r.Verdict.Missing[0]
+			what := "pod"
+			switch {
+			case u.Daemon && u.NewNode:
+				what = "DaemonSet pod of new node " + u.Node + ":"
+			case u.Daemon:
+				what = "DaemonSet pod of existing node " + u.Node + ":"
+			}
+			fmt.Fprintf(&b, "\n  INFEASIBLE: %d pods unplaced, e.g. %s %s (%s): %s", n, what, u.Pod, u.Status, u.Reason)
+		}
+		if len(r.Verdict.Empty) > 0 {
+			fmt.Fprintf(&b, "\n  EMPTY NODES: %s hold no pod but DaemonSet pods", strings.Join(r.Verdict.Empty, ", "))
+		}
+	}
+	return b.String()
+}
