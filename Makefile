@@ -129,6 +129,36 @@ bench-real: integration-binaries
 		KUBESCHED_BENCH_SCHEDULERS=$(BENCH_SCHEDULERS) KUBESCHED_BENCH_ENV="$(BENCH_ENV)" \
 		$(GO) test -count=1 -run '^TestBenchmarkAgainstKubeScheduler$$' -timeout 120m -v ./ 2>&1 | grep -v '^=== \|^    ---\|^--- '
 
+## bench-planner: the planner peer benchmark (issue 43): Karpenter
+## v1.15.0's provisioning scheduler, run in process (test/plannerbench,
+## its own module: Karpenter needs Go 1.26.9, which GOTOOLCHAIN=auto
+## fetches), and capacity --node-types on the same inputs from
+## hack/genplanner (1,000 and 5,000 pending pods, and 1,000 with
+## DaemonSets, greenfield, 9 AWS types in 3 zones); each plan placed by
+## kubesched simulate (kube-scheduler's rules), with the fractional lower
+## bound; prints a markdown table, kept in PLANNER_BENCH_DIR/table.md.
+## Not part of test: the Karpenter module's first build takes ~15 min on
+## 2 cores, and kubesched's search minutes per input.
+## PLANNER_BENCH_FLAGS= adds flags (-kubesched-runs 3, -karpenter-runs N,
+## -timeout 30m, -tools karpenter).
+PLANNER_BENCH_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kubesched-planner-bench
+PLANNER_SEED ?= 1
+PLANNER_GOTOOLCHAIN ?= auto
+PLANNER_BENCH_FLAGS ?=
+bench-planner: build
+	@echo "==> $(NOW) bench-planner: inputs into $(PLANNER_BENCH_DIR)"
+	mkdir -p $(PLANNER_BENCH_DIR)
+	$(GO) build -o $(PLANNER_BENCH_DIR)/genplanner ./hack/genplanner
+	$(PLANNER_BENCH_DIR)/genplanner -pods 1000 -seed $(PLANNER_SEED) -o $(PLANNER_BENCH_DIR)/1000
+	$(PLANNER_BENCH_DIR)/genplanner -pods 5000 -seed $(PLANNER_SEED) -o $(PLANNER_BENCH_DIR)/5000
+	$(PLANNER_BENCH_DIR)/genplanner -pods 1000 -daemonsets -seed $(PLANNER_SEED) -o $(PLANNER_BENCH_DIR)/1000-daemonsets
+	@echo "==> $(NOW) bench-planner: go vet and build of test/plannerbench with Karpenter (GOTOOLCHAIN=$(PLANNER_GOTOOLCHAIN); cold: ~15 min on 2 cores, silent; warm: seconds)"
+	cd test/plannerbench && GOTOOLCHAIN=$(PLANNER_GOTOOLCHAIN) $(GO) vet . && GOTOOLCHAIN=$(PLANNER_GOTOOLCHAIN) $(GO) build -o $(PLANNER_BENCH_DIR)/plannerbench .
+	@echo "==> $(NOW) bench-planner: the plans (kubesched's search: minutes per input; a progress line per step)"
+	$(PLANNER_BENCH_DIR)/plannerbench -kubesched bin/kubesched $(PLANNER_BENCH_FLAGS) \
+		$(PLANNER_BENCH_DIR)/1000 $(PLANNER_BENCH_DIR)/5000 $(PLANNER_BENCH_DIR)/1000-daemonsets > $(PLANNER_BENCH_DIR)/table.md; \
+		rc=$$?; cat $(PLANNER_BENCH_DIR)/table.md; exit $$rc
+
 ## bench: Go benchmarks of the hot paths.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
