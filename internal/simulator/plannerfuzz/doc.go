@@ -20,7 +20,12 @@
 //     (questions.CheckPlan). It is feasible when it leaves no pod
 //     unplaced but those the plan of every type at its limit leaves (the
 //     floor; a new node's DaemonSet pod always counts); a new node
-//     holding no pod but DaemonSet pods is empty.
+//     holding no pod but DaemonSet pods is empty. When that plan leaves
+//     new nodes' DaemonSet pods unplaced (room short, the pods took
+//     theirs), the floor is taken with those pods scheduled first, as
+//     system-node-critical agents are; when no vector at all is feasible
+//     (the exhaustive search says so), the case is unsatisfiable: counted,
+//     not a defect.
 //   - bounds.go, spread.go: necessary conditions of feasibility (Hall's
 //     condition on the requests over the bins pods can use, pods per
 //     node of each size, one node per pod of an anti-affine group,

@@ -154,7 +154,7 @@ func (g *gen) draw() {
 }
 
 // types draws 2 to 4 priced types, each offered in 1 to all of the
-// case's zones with a limit of 1 to 6 per zone; the first is of the
+// case's zones with a limit of 1 to 12 per zone; the first is of the
 // general pool, the others of the batch pool sometimes when the case
 // has one.
 func (g *gen) types() {
@@ -196,9 +196,14 @@ func (g *gen) types() {
 			}
 		}
 		for _, z := range zones {
+			// Limits of 1 to 6 bind often; 6 to 12, seldom.
+			limit := 1 + r.IntN(6)
+			if g.chance(0.4) {
+				limit = 6 + r.IntN(7)
+			}
 			node := tmpl.Obj().DeepCopy()
 			node.Labels[v1.LabelTopologyZone] = z
-			c.Types = append(c.Types, questions.NodeType{Type: name, Zone: z, Node: node, Cost: float64(cents) / 100, Limit: 1 + r.IntN(6)})
+			c.Types = append(c.Types, questions.NodeType{Type: name, Zone: z, Node: node, Cost: float64(cents) / 100, Limit: limit})
 			c.Cents = append(c.Cents, cents)
 		}
 	}

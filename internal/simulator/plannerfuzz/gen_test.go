@@ -56,11 +56,11 @@ func TestTheGenerator(t *testing.T) {
 			}
 			return ""
 		}},
-		{"a case has 2 to 4 priced types, each offered in its zones with a limit of 1 to 6", func(c *Case) string {
+		{"a case has 2 to 4 priced types, each offered in its zones with a limit of 1 to 12", func(c *Case) string {
 			types := map[string]bool{}
 			for i, nt := range c.Types {
 				types[nt.Type] = true
-				if c.Cents[i] <= 0 || nt.Limit < 1 || nt.Limit > 6 || nt.Node.Labels[v1.LabelTopologyZone] != nt.Zone || !slices.Contains(Zones[:c.Zones], nt.Zone) {
+				if c.Cents[i] <= 0 || nt.Limit < 1 || nt.Limit > 12 || nt.Node.Labels[v1.LabelTopologyZone] != nt.Zone || !slices.Contains(Zones[:c.Zones], nt.Zone) {
 					return nt.Type + "@" + nt.Zone
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
 )
@@ -31,6 +32,39 @@ func NewJudge(ctx context.Context, env *Env, types []questions.NodeType) *Judge 
 func (j *Judge) Check(counts []int) (*questions.PlanCheck, error) {
 	j.Sims++
 	return questions.CheckPlan(j.ctx, j.env.Load, j.env.NewWorld, j.types, counts)
+}
+
+// daemonFirst is the priority CheckDaemonsFirst gives the new nodes'
+// DaemonSet pods: system-node-critical's.
+const daemonFirst = int32(2000001000)
+
+// CheckDaemonsFirst is Check with the DaemonSet pods of the new nodes
+// (those of no node of existing) scheduled before every other pod, as
+// system-node-critical agents are: with every type at its limit and room
+// short, the pods would otherwise take their room, and the pods left
+// would be no set a plan could leave.
+func (j *Judge) CheckDaemonsFirst(counts []int, existing map[string]bool) (*questions.PlanCheck, error) {
+	j.Sims++
+	first := func(c *cluster.Cluster) (*simulator.World, error) {
+		for _, p := range c.Pods {
+			if cluster.IsDaemonSetPod(p) && p.Spec.NodeName == "" && !existing[cluster.DaemonPodNode(p)] {
+				prio := daemonFirst
+				p.Spec.Priority = &prio
+			}
+		}
+		return j.env.NewWorld(c)
+	}
+	return questions.CheckPlan(j.ctx, j.env.Load, first, j.types, counts)
+}
+
+// Starved: some DaemonSet pod of a new node is left unplaced.
+func Starved(check *questions.PlanCheck) bool {
+	for _, u := range check.Unplaced {
+		if u.Daemon && u.NewNode {
+			return true
+		}
+	}
+	return false
 }
 
 // Verdict is a plan judged against the pods allowed to stay unplaced.

@@ -37,12 +37,19 @@ type Result struct {
 	// simulation with every candidate at its bound).
 	Verdict *Verdict
 	Floor   map[string]bool
+	// DaemonsFirst: with every type at its limit, pods took the room of
+	// new nodes' DaemonSet pods; the floor was taken with those first.
+	DaemonsFirst bool
+	// Unsatisfiable: the answer is infeasible, and so is every vector
+	// (the exhaustive search found none that is not): not a defect.
+	Unsatisfiable bool
 	// BeyondFloor counts the pods the answer places that the floor's
 	// simulation leaves unplaced (adding every type is not the best one
 	// can do: spreading over more zones blocks pods).
 	BeyondFloor int
 	// Decided: the exhaustive search ended; Optimum is then the cheapest
-	// feasible vector (the answer when none cheaper is).
+	// feasible vector (the answer when none cheaper is; of an infeasible
+	// answer, the cheapest vector that leaves only the floor unplaced).
 	Decided       bool
 	Optimum       []int
 	OptimumCents  int
@@ -53,6 +60,12 @@ type Result struct {
 // Feasible: the answer places every pod the floor places, its new nodes'
 // DaemonSet pods included.
 func (r *Result) Feasible() bool { return r.Err == nil && r.Verdict != nil && r.Verdict.Feasible() }
+
+// Defect: an error, an infeasible answer where a feasible vector exists
+// (or the search could not tell), or an answer with an empty node.
+func (r *Result) Defect() bool {
+	return r.Err != nil || (!r.Feasible() && !r.Unsatisfiable) || len(r.Empty()) > 0
+}
 
 // Empty are the answer's new nodes that hold no pod but DaemonSet pods.
 func (r *Result) Empty() []string {
@@ -120,6 +133,19 @@ func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
 		return fmt.Errorf("the floor's simulation: %w", err)
 	}
 	r.Floor = Unplaceable(floorCheck)
+	if Starved(floorCheck) {
+		// The room was short and pods took the agents' room: the pods
+		// that simulation leaves are no set a plan can leave with every
+		// agent in. The floor is taken with the agents placed first.
+		existing := map[string]bool{}
+		for _, n := range loaded.Nodes {
+			existing[n.Name] = true
+		}
+		if floorCheck, err = judge.CheckDaemonsFirst(all.ub, existing); err != nil {
+			return fmt.Errorf("the floor's simulation, DaemonSet pods first: %w", err)
+		}
+		r.Floor, r.DaemonsFirst = Unplaceable(floorCheck), true
+	}
 
 	res, err := questions.CheapestNodes(ctx, env.Load, env.NewWorld, c.Types, questions.NodeTypesOptions{})
 	if err != nil {
@@ -135,7 +161,25 @@ func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
 	}
 	r.Verdict = VerdictOf(check, r.Floor)
 	if !r.Verdict.Feasible() {
-		return nil
+		// What the answer should have been: the cheapest vector leaving
+		// only the floor unplaced; the floor's own vector is one.
+		b, err := newBounds(loaded, c.Types, daemons, func(p *v1.Pod) bool { return !r.Floor[cluster.PodKey(p)] })
+		if err != nil {
+			return err
+		}
+		o, err := cheapest(judge, b, c.Cents, costOf(all.ub, c.Cents)+1, r.Floor, lim)
+		r.Vectors, r.Sims = o.vectors, o.sims
+		switch {
+		case err == nil && o.found:
+			r.Decided, r.Optimum, r.OptimumCents = true, o.counts, o.cents
+		case err == nil && o.decided:
+			// No vector within the bounds (none costs more than every
+			// type at its bound) is feasible: the limits bind and the
+			// pods take the agents' room whatever the plan. The case
+			// cannot judge the answer.
+			r.Unsatisfiable = true
+		}
+		return err
 	}
 	// The optimum is held to what the answer achieved: a cheaper vector
 	// must leave no pod unplaced that the answer places.

@@ -2,7 +2,6 @@ package plannerfuzz
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -27,10 +26,16 @@ type Stats struct {
 	// BeyondFloor: cases whose answer places pods the floor's simulation
 	// does not.
 	BeyondFloor int
-	Daemon      int // cases with DaemonSets
-	Greenfield  int
-	Sims        int
-	Elapsed     time.Duration
+	// Unsatisfiable: no vector is feasible (not counted as defects);
+	// DaemonsFirst: the floor was taken with the agents first.
+	Unsatisfiable, DaemonsFirst int
+	// Infeasible answers by what they leave unplaced: a new node's
+	// DaemonSet pod, an existing node's, another pod.
+	NewDaemon, OldDaemon, OtherPod int
+	Daemon                         int // cases with DaemonSets
+	Greenfield                     int
+	Sims                           int
+	Elapsed                        time.Duration
 
 	results []*Result
 }
@@ -58,7 +63,21 @@ func (s *Stats) Add(r *Result) {
 		s.EmptyNodes += e
 		s.EmptyCases++
 	}
+	if r.DaemonsFirst {
+		s.DaemonsFirst++
+	}
+	if r.Unsatisfiable {
+		s.Unsatisfiable++
+		return
+	}
 	if !r.Feasible() {
+		var nd, od, op bool
+		for _, u := range r.Verdict.Missing {
+			nd = nd || (u.Daemon && u.NewNode)
+			od = od || (u.Daemon && !u.NewNode)
+			op = op || !u.Daemon
+		}
+		s.NewDaemon, s.OldDaemon, s.OtherPod = s.NewDaemon+b2i(nd), s.OldDaemon+b2i(od), s.OtherPod+b2i(op)
 		return
 	}
 	s.Feasible++
@@ -82,15 +101,22 @@ func (s *Stats) Add(r *Result) {
 func (s *Stats) Defects() []*Result {
 	var out []*Result
 	for _, r := range s.results {
-		if r.Err != nil || !r.Feasible() || len(r.Empty()) > 0 {
+		if r.Defect() {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // FeasiblePct, OptimalPct (of the decided cases) and MeanRatio.
-func (s *Stats) FeasiblePct() float64 { return pct(s.Feasible, s.Cases) }
+func (s *Stats) FeasiblePct() float64 { return pct(s.Feasible, s.Cases-s.Unsatisfiable) }
 func (s *Stats) OptimalPct() float64  { return pct(s.Optimal, s.Decided) }
 func (s *Stats) MeanRatio() float64 {
 	if s.Decided == 0 {
@@ -106,24 +132,15 @@ func pct(a, b int) float64 {
 	return 100 * float64(a) / float64(b)
 }
 
-// Worst are the n worst results: the defects first, then by ratio.
+// WorstCases are the n feasible answers farthest from the optimum.
 func (s *Stats) WorstCases(n int) []*Result {
-	rank := func(r *Result) float64 {
-		switch {
-		case r.Err != nil || !r.Feasible():
-			return math.Inf(1)
-		case len(r.Empty()) > 0:
-			return 1e6 + float64(len(r.Empty()))
-		}
-		return r.Ratio()
-	}
-	out := make([]*Result, 0, len(s.results))
+	var out []*Result
 	for _, r := range s.results {
-		if rank(r) > 1+1e-9 {
+		if r.Feasible() && r.Decided && !r.Optimal() {
 			out = append(out, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) > rank(out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Ratio() > out[j].Ratio() })
 	return out[:min(n, len(out))]
 }
 
@@ -132,10 +149,17 @@ func (s *Stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d cases (%d greenfield, %d with DaemonSets, %d needing nodes) in %s, %d simulations of the exhaustive search\n",
 		s.Cases, s.Greenfield, s.Daemon, s.NeedNodes, s.Elapsed.Round(time.Millisecond), s.Sims)
-	fmt.Fprintf(&b, "feasible %d/%d (%.1f%%), errors %d, empty nodes %d in %d cases\n", s.Feasible, s.Cases, s.FeasiblePct(), s.Errors, s.EmptyNodes, s.EmptyCases)
+	fmt.Fprintf(&b, "feasible %d/%d (%.1f%%; %d more cases have no feasible plan at all), errors %d, empty nodes %d in %d cases\n",
+		s.Feasible, s.Cases-s.Unsatisfiable, s.FeasiblePct(), s.Unsatisfiable, s.Errors, s.EmptyNodes, s.EmptyCases)
+	if infeasible := s.Cases - s.Unsatisfiable - s.Feasible - s.Errors; infeasible > 0 {
+		fmt.Fprintf(&b, "infeasible answers leave unplaced: a new node's DaemonSet pod in %d, an existing node's in %d, another pod in %d\n", s.NewDaemon, s.OldDaemon, s.OtherPod)
+	}
 	fmt.Fprintf(&b, "optimal %d/%d decided (%.1f%%), %d undecided; cost ratio mean %.4f, worst %.4f", s.Optimal, s.Decided, s.OptimalPct(), s.Feasible-s.Decided, s.MeanRatio(), s.Worst)
 	if s.BeyondFloor > 0 {
 		fmt.Fprintf(&b, "; %d answers place pods the all-types world leaves pending", s.BeyondFloor)
+	}
+	if s.DaemonsFirst > 0 {
+		fmt.Fprintf(&b, "; %d floors taken with the agents first", s.DaemonsFirst)
 	}
 	return b.String()
 }
@@ -151,8 +175,13 @@ func Describe(r *Result) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "  planner: %s", Plan(c.Types, c.Cents, r.Answer))
-	if r.Decided {
+	switch {
+	case r.Decided && r.Feasible():
 		fmt.Fprintf(&b, "; optimum: %s (ratio %.4f)", Plan(c.Types, c.Cents, r.Optimum), r.Ratio())
+	case r.Decided:
+		fmt.Fprintf(&b, "; optimum: %s", Plan(c.Types, c.Cents, r.Optimum))
+	case r.Unsatisfiable:
+		b.WriteString("; no vector is feasible")
 	}
 	if r.Verdict != nil {
 		if n := len(r.Verdict.Missing); n > 0 {
