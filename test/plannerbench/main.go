@@ -74,7 +74,12 @@ func main() {
 		os.Exit(2)
 	}
 	dir := *work
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "plannerbench:", err)
+			os.Exit(1)
+		}
+	} else {
 		d, err := os.MkdirTemp("", "plannerbench-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "plannerbench:", err)
