@@ -2,16 +2,13 @@ package questions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -126,6 +123,15 @@ type NodeTypesResult struct {
 	Spared    int `json:"spared,omitempty"`
 	// Pending are the pods no candidate can run, with why.
 	Pending []PendingPod `json:"pending"`
+	// LowerBound is the cost of the cheapest fractional nodes whose room
+	// (their DaemonSet pods' requests aside) holds the requests of the
+	// pods pending without new nodes, each pod on candidates it could run
+	// on, in every resource the pods request: no answer costs less (0:
+	// not known, e.g. a pod no candidate could run).
+	LowerBound float64 `json:"lowerBound,omitempty"`
+	// Limits names the candidates whose limit the answer reached while
+	// pods stayed pending ("type in zone").
+	Limits []string `json:"limitsReached,omitempty"`
 }
 
 // NodeTypeCount is how many nodes of a type to add in a zone, their cost
@@ -156,6 +162,24 @@ type nodeTypeWorld struct {
 	// nodesHint).
 	placedAll      []int
 	placedRequests []map[v1.ResourceName]int64
+	// pendingPods are pending's pods (what the packer packs), spread the
+	// pods bound per zone that each zone spread constraint of theirs
+	// selects (by spreadKey), and nodes the new nodes' pods (DaemonSet
+	// pods aside), by candidate.
+	pendingPods []*v1.Pod
+	spread      map[string]map[string]int
+	// onNew are the pending DaemonSet pods of new nodes, with their
+	// node's candidate: the pods that took their room need another node
+	// of it.
+	onNew map[*v1.Pod]int
+	nodes []newNode
+}
+
+// newNode is a new node of a simulation: its candidate and its pods,
+// DaemonSet pods aside.
+type newNode struct {
+	cand int
+	pods []*v1.Pod
 }
 
 // nodeTypeSearch runs the simulations of a search.
@@ -179,6 +203,10 @@ type nodeTypeSearch struct {
 	// seen.
 	mu   sync.Mutex
 	memo map[string]*nodeTypeWorld
+
+	// space is the packer's view of the candidates (not safe for
+	// concurrent use: the search's own goroutine only).
+	space *packSpace
 }
 
 // eval simulates the cluster with counts[i] nodes of types[i] added, or
@@ -243,12 +271,30 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 	}
 	out := &nodeTypeWorld{pending: unplaced(w, pods, s.target, added), placed: make([]int, len(counts)),
 		placedAll: make([]int, len(counts)), placedRequests: make([]map[v1.ResourceName]int64, len(counts))}
+	out.pendingPods, out.spread = pendingAndSpread(w, pods, out.pending)
+	for _, p := range out.pendingPods {
+		if i, ok := owner[cluster.DaemonPodNode(p)]; ok && cluster.IsDaemonSetPod(p) {
+			if out.onNew == nil {
+				out.onNew = map[*v1.Pod]int{}
+			}
+			out.onNew[p] = i
+		}
+	}
+	nodeAt := map[string]int{}
+	for _, n := range joined {
+		nodeAt[n.Name] = len(out.nodes)
+		out.nodes = append(out.nodes, newNode{cand: owner[n.Name]})
+	}
 	for _, p := range pods {
 		i, ok := owner[p.Node]
 		if !ok || p.Status != report.StatusScheduled {
 			continue
 		}
 		pod, ok := w.Store.GetPod(p.Namespace, p.Name)
+		if ok && !cluster.IsDaemonSetPod(pod) {
+			n := &out.nodes[nodeAt[p.Node]]
+			n.pods = append(n.pods, pod)
+		}
 		if ok {
 			out.placedAll[i]++
 			if out.placedRequests[i] == nil {
@@ -270,6 +316,9 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 type NodeTypesOptions struct {
 	// Target says which pending pods count (nil: all).
 	Target func(*simulator.World, *v1.Pod) bool
+	// BalanceZones spreads each type's nodes evenly over the zones it is
+	// offered in (see balance).
+	BalanceZones bool
 	// ResourcesIgnored: the configuration has NodeResourcesFit ignore
 	// some resources (its ignoredResources or ignoredResourceGroups, or an
 	// extender's managed resource ignoredByScheduler): a node type without
@@ -279,28 +328,32 @@ type NodeTypesOptions struct {
 
 // CheapestNodes answers capacity --node-types: a cheap set of new nodes
 // among types that lets every pending pod (those target accepts, when
-// set) schedule, and the pods that no type can ever run. Every count is
-// decided by simulating the whole cluster with the scheduler:
+// set) schedule, and the pods that no type can ever run. It proposes as a
+// packer would and decides as the scheduler does: every answer is a
+// simulation of the whole cluster with the new nodes added (each with the
+// DaemonSet pods a joining node gets), and the pods it leaves pending are
+// what the answer says it leaves.
 //
-//  1. The floor: with every type added up to its limit (or as many nodes
-//     as there are pending pods), the pods still pending can run on no
-//     type; they are reported with their reason, and the search aims at
-//     leaving only them.
-//  2. Bin packing by the scheduler, type by type: each round tries every
-//     type alone on top of what was chosen, searching for the fewest nodes
-//     of it that place all it can place (from the count the previous round
-//     found for it, or in the first round the count its pods' requests
-//     need), and keeps the type that places the most pods per unit of
-//     cost. A type that placed nothing in a round is left out of the next
-//     while another places more. The types' tries run side by side, one per
-//     core (each simulation holds a whole cluster), and no counts are
-//     simulated twice.
+//  1. The proposal (propose): the pods pending without new nodes are
+//     packed from the optimum of the packing's linear relaxation
+//     (fractional, with each type's room less its DaemonSet pods'
+//     requests): its whole nodes, then the cheapest nodes for the rest.
+//     The pods the scheduler leaves pending on it are packed again, and
+//     of the nodes added for them the fewest that place as many are kept,
+//     until none is left pending or a round places no more.
+//  2. Finishing (finish): nodes that hold no pod are dropped, each node
+//     made the cheapest type of its zone holding the pods the scheduler
+//     put on it, the least used nodes dropped while nothing more is left
+//     pending, and, on answers of at most dropEachMax nodes, any one node.
+//  3. On small questions (roundsMaxPending pending pods at most), the
+//     search by rounds of types (rounds) runs too, from nothing, its
+//     answer kept when cheaper, and then the exact search (exact): every
+//     cheaper set of counts whose nodes could hold the pending pods'
+//     requests is simulated, cheapest first, within bounds.
 //
 // A type no pod to schedule could run on (usableTypes) is left out of
-// every step.
-//  3. Dropping: one node at a time, the most expensive first, each removal
-//     kept when nothing more is left pending, until no node can go: with
-//     any one node of the answer removed, some pod does not schedule.
+// every step. The answer also carries the relaxation's cost, a lower
+// bound of any answer's (LowerBound), and the limits it reached.
 func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, opts NodeTypesOptions) (*NodeTypesResult, error) {
 	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: opts.Target, workers: runtime.GOMAXPROCS(0), memo: map[string]*nodeTypeWorld{}}
 	none := make([]int, len(types))
@@ -317,74 +370,67 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		return nil, err
 	}
 	usable := usableTypes(c, types, opts.ResourcesIgnored)
-	limitOf := func(i int) int {
-		if !usable[i] {
-			return 0
-		}
-		return min(types[i].Limit, len(before.pending))
-	}
-	all := make([]int, len(types))
-	for i := range types {
-		all[i] = limitOf(i)
-	}
-	floorWorld, err := s.eval(all)
+	daemon, err := daemonRequests(c, types, usable)
 	if err != nil {
 		return nil, err
 	}
-	s.floor = len(floorWorld.pending)
-	counts := make([]int, len(types))
-	cur := before
-	var tries []typeTry // the last round's: where this round's searches start
-	for len(cur.pending) > s.floor {
-		// Each type is tried alone on top of counts; the tries are
-		// independent simulations, run side by side, and compared in the
-		// types' order (the answer does not depend on which ends first).
-		// A type that placed nothing more in the last round is left out
-		// while another places more; when none does, every type is tried
-		// again before the search ends.
-		skip := func(i int) bool { return tries != nil && tries[i].gain <= 0 }
-		if tries, err = s.tryEach(counts, len(cur.pending), limitOf, tries, skip); err != nil {
+	space := newPackSpace(types, usable, daemon, opts.ResourcesIgnored || hasDeviceClasses(c))
+	s.space = space
+	if plan, ok := space.fractional(space.items(before.pendingPods, nil, nil, false), 0); ok {
+		res.LowerBound = roundCents(plan.Cost)
+	}
+	// The packer's proposal, repaired by the scheduler's answers.
+	counts, cur, err := s.propose(space, make([]int, len(types)), before)
+	if err != nil {
+		return nil, err
+	}
+	if counts, cur, err = s.finish(counts, cur); err != nil {
+		return nil, err
+	}
+	// On small questions (each simulation cheap), the search by rounds of
+	// types, from nothing and, where the proposal leaves pods pending,
+	// from it: its answer is kept when it is better.
+	if len(before.pending) <= roundsMaxPending {
+		if err := s.setFloor(usable, len(before.pending)); err != nil {
 			return nil, err
 		}
-		best, bestK := bestTry(types, tries)
-		if best < 0 && slices.ContainsFunc(tries, func(t typeTry) bool { return t.skipped }) {
-			if tries, err = s.tryEach(counts, len(cur.pending), limitOf, tries, func(i int) bool { return !tries[i].skipped }); err != nil {
+		var starts [][]int
+		if len(cur.pending) > 0 {
+			starts = append(starts, counts)
+		}
+		if len(before.pending) <= roundsMaxPending {
+			starts = append(starts, make([]int, len(types)))
+		}
+		for _, start := range starts {
+			w, err := s.eval(start)
+			if err != nil {
 				return nil, err
 			}
-			best, bestK = bestTry(types, tries)
-		}
-		if best < 0 {
-			break // no type places any more pods
-		}
-		counts[best] += bestK
-		if cur, err = s.eval(counts); err != nil {
-			return nil, err
-		}
-	}
-	// Drop nodes while nothing more is left pending, the most expensive
-	// type first.
-	order := make([]int, len(types))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return types[order[a]].Cost > types[order[b]].Cost })
-	for dropped := true; dropped; {
-		dropped = false
-		for _, i := range order {
-			for counts[i] > 0 {
-				c := append([]int(nil), counts...)
-				c[i]--
-				w, err := s.eval(c)
-				if err != nil {
-					return nil, err
-				}
-				if len(w.pending) > len(cur.pending) {
-					break
-				}
-				counts, cur, dropped = c, w, true
+			c, w, err := s.rounds(usable, slices.Clone(start), w)
+			if err != nil {
+				return nil, err
+			}
+			if c, w, err = s.finish(c, w); err != nil {
+				return nil, err
+			}
+			if len(w.pending) < len(cur.pending) || (len(w.pending) == len(cur.pending) && s.cost(c) < s.cost(counts)-1e-9) {
+				counts, cur = c, w
 			}
 		}
 	}
+	// On the smallest questions, the cheapest answer, by simulating
+	// every cheaper one that could hold the pods.
+	if len(before.pending) <= roundsMaxPending {
+		if counts, cur, err = s.exact(usable, before, min(len(cur.pending), s.floor), counts, cur); err != nil {
+			return nil, err
+		}
+	}
+	if opts.BalanceZones {
+		if counts, cur, err = s.balance(counts, cur); err != nil {
+			return nil, err
+		}
+	}
+	s.trace("dropped", counts, cur)
 	for i, t := range types {
 		if counts[i] == 0 {
 			continue
@@ -399,239 +445,18 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	for _, p := range cur.pending {
 		res.Pending = append(res.Pending, PendingPod{Pod: p.Namespace + "/" + p.Name, Reason: p.Message})
 	}
+	if len(cur.pending) > 0 {
+		for i, t := range types {
+			if usable[i] && counts[i] >= t.Limit {
+				name := t.Type
+				if t.Zone != "" {
+					name += " in " + t.Zone
+				}
+				res.Limits = append(res.Limits, name)
+			}
+		}
+	}
 	return res, nil
-}
-
-// typeTry is what adding nodes of one type alone does: gain is how many
-// fewer pods it leaves pending with as many as it may add, nodes the
-// fewest of it that leave as few; skipped, that the round did not try it
-// (gain and nodes are the round's before).
-type typeTry struct {
-	gain, nodes int
-	skipped     bool
-}
-
-// bestTry is the type whose try places the most pods per unit of cost
-// (on a tie, the fewest nodes; then the first), and its nodes; -1 when no
-// try places any.
-func bestTry(types []NodeType, tries []typeTry) (best, nodes int) {
-	best = -1
-	var bestRate float64
-	for i, t := range types {
-		tr := tries[i]
-		if tr.gain <= 0 || tr.skipped {
-			continue
-		}
-		rate := math.Inf(1)
-		if cost := float64(tr.nodes) * t.Cost; cost > 0 {
-			rate = float64(tr.gain) / cost
-		}
-		if best < 0 || rate > bestRate || (rate == bestRate && tr.nodes < nodes) {
-			best, nodes, bestRate = i, tr.nodes, rate
-		}
-	}
-	return best, nodes
-}
-
-// tryEach tries every type with room alone on top of counts, s.workers
-// at a time, but those skip names (whose last try it keeps, marked
-// skipped); pending is how many pods counts leaves pending, and last the
-// previous round's tries (nil in the first).
-func (s *nodeTypeSearch) tryEach(counts []int, pending int, limitOf func(int) int, last []typeTry, skip func(int) bool) ([]typeTry, error) {
-	out := make([]typeTry, len(s.types))
-	for i := range out {
-		if skip(i) {
-			out[i] = last[i]
-			out[i].skipped = true
-		}
-	}
-	errs := make([]error, len(s.types))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var failed atomic.Bool
-	for range max(1, min(s.workers, len(s.types))) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				hint := 0
-				if last != nil {
-					hint = last[i].nodes
-				}
-				if out[i], errs[i] = s.tryType(counts, i, limitOf(i)-counts[i], pending, hint); errs[i] != nil {
-					failed.Store(true)
-				}
-			}
-		}()
-	}
-	for i := range s.types {
-		if failed.Load() {
-			break // a simulation failed: start no more
-		}
-		if !out[i].skipped {
-			next <- i
-		}
-	}
-	close(next)
-	wg.Wait()
-	return out, errors.Join(errs...)
-}
-
-// tryType searches for the fewest nodes of type i (room at most) that
-// leave as few pods pending as room of them do.
-//
-// hint, when not 0, is what the previous round found for the type, on
-// fewer nodes of the other types: the answer is most often the same or a
-// little less. The search then starts there and gallops (1, 2, 4, ...
-// nodes away) to a bracket before it bisects: 3 simulations when nothing
-// changed, where a bisection from scratch takes log2(room). Either way the
-// answer is a count k that places as many pods as room nodes and k-1 does
-// not; when that is true of one k only (more nodes never leave more pods
-// pending), both find it.
-func (s *nodeTypeSearch) tryType(counts []int, i, room, pending, hint int) (typeTry, error) {
-	if room <= 0 {
-		return typeTry{}, nil
-	}
-	try := func(k int) (*nodeTypeWorld, error) {
-		c := slices.Clone(counts)
-		c[i] += k
-		return s.eval(c)
-	}
-	// Where the last round found an answer, a few more nodes than it most
-	// often leave as few pods pending as the floor: no count can leave
-	// fewer, so the search needs no simulation of room nodes.
-	var most *nodeTypeWorld
-	if k := hint + hint/8 + 1; hint > 0 && k < room {
-		w, err := try(k)
-		if err != nil {
-			return typeTry{}, err
-		}
-		if len(w.pending) <= s.floor {
-			most, room = w, k
-		}
-	}
-	if most == nil {
-		var err error
-		if most, err = try(room); err != nil {
-			return typeTry{}, err
-		}
-	}
-	gain := pending - len(most.pending)
-	if gain <= 0 {
-		return typeTry{}, nil
-	}
-	if hint == 0 {
-		hint = nodesHint(most, i, s.types[i])
-	}
-	nodes, err := fewestFitting(room, hint, func(k int) (bool, error) {
-		w, err := try(k)
-		if err != nil {
-			return false, err
-		}
-		return len(w.pending) <= len(most.pending), nil
-	}, func(k int) int {
-		// k nodes leave some pods pending: as many more nodes as hold
-		// them at the pods per node placed on these.
-		w, err := try(k) // simulated already: the memo's
-		if err != nil || w.placed[i] == 0 {
-			return 0
-		}
-		short := len(w.pending) - len(most.pending)
-		return k + (short*k+w.placed[i]-1)/w.placed[i]
-	})
-	return typeTry{gain: gain, nodes: nodes}, err
-}
-
-// fewestFitting finds a k in 1..room with fits(k) and not fits(k-1),
-// fits(room) and not fits(0) being given, starting at hint when it is in
-// 1..room-1 (see tryType). When fits holds from one count on, k is that
-// count.
-//
-// estimate, when not nil, guesses from a count that does not fit the
-// fewest that do (tryType: from the pods still pending and the pods per
-// node placed). After a count that does not fit, the next probe is the
-// guess, and when the guess fits, one less is tried next: a good guess
-// ends the search in two simulations. A guess that does not fit is
-// followed by a bisection step, and a bisection step follows every
-// confirmed guess, so that poor guesses cost a few bisections' worth of
-// simulations at most.
-func fewestFitting(room, hint int, fits func(int) (bool, error), estimate func(int) int) (int, error) {
-	lo, hi := 0, room // lo does not fit, hi does
-	// probe asks about k, lo < k < hi, and narrows the bracket.
-	probe := func(k int) (bool, error) {
-		fit, err := fits(k)
-		if err == nil {
-			if fit {
-				hi = k
-			} else {
-				lo = k
-			}
-		}
-		return fit, err
-	}
-	const (
-		plain     = iota // bisect
-		guess            // lo just failed: probe the estimate
-		confirm          // the estimate fitted: probe one less
-		afterMiss        // an estimate failed: bisect once, then guess
-	)
-	mode := plain
-	if hint > 0 && hint < room {
-		ok, err := probe(hint)
-		if err != nil {
-			return 0, err
-		}
-		if !ok && estimate != nil {
-			mode = guess
-		} else {
-			// Gallop away from the hint, 1, 2, 4, ... counts at a time,
-			// until the answer is bracketed.
-			for step := 1; hi-lo > 1; step *= 2 {
-				k := hi - step
-				if !ok {
-					k = lo + step
-				}
-				if k <= lo || k >= hi {
-					break
-				}
-				fit, err := probe(k)
-				if err != nil {
-					return 0, err
-				}
-				if fit != ok {
-					break
-				}
-			}
-		}
-	}
-	for hi-lo > 1 {
-		k, next := (lo+hi)/2, plain
-		switch {
-		case mode == guess && estimate != nil && lo > 0:
-			if e := estimate(lo); e > lo {
-				k, next = min(e, hi-1), confirm
-			}
-		case mode == confirm:
-			k = hi - 1
-		case mode == afterMiss:
-			next = guess
-		}
-		fit, err := probe(k)
-		if err != nil {
-			return 0, err
-		}
-		switch {
-		case next == confirm && !fit:
-			mode = afterMiss
-		case next == confirm:
-			mode = confirm
-		case !fit && estimate != nil && (mode == plain || next == guess):
-			mode = guess
-		default:
-			mode = plain
-		}
-	}
-	return hi, nil
 }
 
 // OfWorkload is a CheapestNodes target: the pods of one workload.

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	resourceapi "k8s.io/api/resource/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -31,13 +30,7 @@ import (
 // the input has no DeviceClass and resourcesIgnored is false). A pod with
 // resource claims could use any type.
 func usableTypes(c *cluster.Cluster, types []NodeType, resourcesIgnored bool) []bool {
-	deviceClasses := resourcesIgnored
-	for _, o := range c.Others {
-		if _, ok := o.(*resourceapi.DeviceClass); ok {
-			deviceClasses = true
-			break
-		}
-	}
+	deviceClasses := resourcesIgnored || hasDeviceClasses(c)
 	type need struct {
 		pod      *v1.Pod
 		affinity nodeaffinity.RequiredNodeAffinity

@@ -14,21 +14,19 @@ import (
 // a place that new nodes could give one, as capacity --add-nodes and
 // --node-types count them: the pods left pending and the pods preempted
 // (a preempted pod no longer runs; with room enough, its preemptor would
-// have fitted elsewhere). A DaemonSet's pod of a node of added (the new
-// nodes) counts: a new node bought too full for its agent is a wrong
-// answer. Not counted: the DaemonSet pods of the existing nodes and their
-// victims (such a pod belongs to its node: no new node takes it or
-// spares what it preempts there), and, when target is set, the pods it
-// does not accept (a new node's DaemonSet pods are counted all the same).
+// have fitted elsewhere). DaemonSet pods count: a new node's agent needs
+// room on it (a new node bought too full for its agent is a wrong
+// answer), and an existing node's agent left pending may find room when
+// new nodes draw the pods that took it. Not counted: the pods preempted
+// by an existing node's DaemonSet pods (such a pod belongs to its node:
+// no new node spares what it preempts there), and, when target is set,
+// the pods it does not accept (DaemonSet pods are counted all the same).
 func unplaced(w *simulator.World, pods []report.PodResult, target func(*simulator.World, *v1.Pod) bool, added map[string]bool) []report.PodResult {
 	existingDaemon := func(p *v1.Pod) bool {
 		return cluster.IsDaemonSetPod(p) && !added[cluster.DaemonPodNode(p)]
 	}
 	counted := func(p *v1.Pod) bool {
-		if cluster.IsDaemonSetPod(p) {
-			return added[cluster.DaemonPodNode(p)]
-		}
-		return target == nil || target(w, p)
+		return cluster.IsDaemonSetPod(p) || target == nil || target(w, p)
 	}
 	var out []report.PodResult
 	for _, r := range pods {

@@ -1,0 +1,150 @@
+package questions
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// The exact search's bounds: it runs on questions of at most
+// exactMaxPods pending pods and exactMaxCands usable candidates, lists at
+// most exactMaxVectors count vectors and simulates at most exactMaxSims
+// of them; past any of these it keeps the answer it was given.
+const (
+	exactMaxPods    = 80
+	exactMaxCands   = 12
+	exactMaxVectors = 20000
+	exactMaxSims    = 150
+)
+
+// exact looks, on a small question, for the cheapest counts that leave no
+// more pods pending than target: every count vector cheaper than the
+// answer it has (counts, cur; when that leaves more than target pending,
+// every vector up to the bounds) whose nodes' room could hold the pending
+// pods' requests is simulated, cheapest first (then fewest nodes); the
+// first that leaves at most target pending is the optimum. Each
+// simulation is the judge, as for every other answer; the room test only
+// skips vectors whose new nodes could not hold the requests of the pods
+// that need them.
+func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, target int, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	space := s.space
+	items := space.items(before.pendingPods, nil, nil, false)
+	var cands []int
+	for i := range s.types {
+		if usable[i] && space.room[i] != nil {
+			cands = append(cands, i)
+		}
+	}
+	if len(before.pending) > exactMaxPods || len(cands) > exactMaxCands || len(cands) == 0 {
+		return counts, cur, nil
+	}
+	// What the new nodes must hold: the pending pods' requests in each
+	// resource, and per candidate at most as many nodes as pods could use
+	// it (and its limit).
+	need := make([]int64, len(space.res))
+	users := make([]int, len(s.types))
+	for _, it := range items {
+		for j, d := range it.demand {
+			need[j] += d
+		}
+		for i, ok := range it.cands {
+			if ok {
+				users[i]++
+			}
+		}
+	}
+	ub := make([]int, len(cands))
+	for k, i := range cands {
+		ub[k] = min(s.types[i].Limit, users[i])
+	}
+	room := func(i, j int) int64 {
+		if j >= len(space.room[i]) || space.room[i][j] >= 1<<61 {
+			return 1 << 40
+		}
+		return max(0, space.room[i][j])
+	}
+	// most[k][j]: the room candidates k.. give at their bounds.
+	most := make([][]int64, len(cands)+1)
+	most[len(cands)] = make([]int64, len(need))
+	for k := len(cands) - 1; k >= 0; k-- {
+		most[k] = slices.Clone(most[k+1])
+		for j := range need {
+			most[k][j] += int64(ub[k]) * room(cands[k], j)
+		}
+	}
+	below := math.Inf(1)
+	if len(cur.pending) <= target {
+		below = s.cost(counts) - 1e-9
+	}
+	type vec struct {
+		counts []int
+		cost   float64
+		nodes  int
+	}
+	var list []vec
+	got := make([]int64, len(need))
+	pick := make([]int, len(cands))
+	tooMany := false
+	var walk func(k int, spent float64, nodes int)
+	walk = func(k int, spent float64, nodes int) {
+		if tooMany {
+			return
+		}
+		for j, n := range need {
+			if got[j]+most[k][j] < n {
+				return // the rest cannot give the room
+			}
+		}
+		if k == len(cands) {
+			if nodes == 0 {
+				return
+			}
+			if len(list) >= exactMaxVectors {
+				tooMany = true
+				return
+			}
+			c := make([]int, len(s.types))
+			for k, i := range cands {
+				c[i] = pick[k]
+			}
+			list = append(list, vec{c, spent, nodes})
+			return
+		}
+		i := cands[k]
+		for n := 0; n <= ub[k] && spent+float64(n)*s.types[i].Cost < below; n++ {
+			pick[k] = n
+			for j := range need {
+				got[j] += int64(n) * room(i, j)
+			}
+			walk(k+1, spent+float64(n)*s.types[i].Cost, nodes+n)
+			for j := range need {
+				got[j] -= int64(n) * room(i, j)
+			}
+		}
+		pick[k] = 0
+	}
+	walk(0, 0, 0)
+	if tooMany {
+		return counts, cur, nil
+	}
+	sort.SliceStable(list, func(a, b int) bool {
+		if list[a].cost != list[b].cost {
+			return list[a].cost < list[b].cost
+		}
+		return list[a].nodes < list[b].nodes
+	})
+	for n, v := range list {
+		if n >= exactMaxSims {
+			break
+		}
+		w, err := s.eval(v.counts)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(w.pending) <= target {
+			s.trace("exact", v.counts, w)
+			return v.counts, w, nil
+		}
+	}
+	return counts, cur, nil
+}

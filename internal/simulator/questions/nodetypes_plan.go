@@ -1,0 +1,593 @@
+package questions
+
+import (
+	"fmt"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
+	"github.com/kubesched/kubesched/internal/simulator/report"
+)
+
+// pendingAndSpread are the pods of pending (unplaced's results of w) and,
+// for each zone spread constraint of theirs that may not be unsatisfied,
+// how many pods it selects are bound in each zone.
+func pendingAndSpread(w *simulator.World, results []report.PodResult, pending []report.PodResult) ([]*v1.Pod, map[string]map[string]int) {
+	pods := make([]*v1.Pod, 0, len(pending))
+	type sel struct {
+		ns  string
+		sel labels.Selector
+	}
+	selectors := map[string]sel{}
+	owners := map[string]bool{}
+	for _, r := range pending {
+		var p *v1.Pod
+		if r.Status == report.StatusPreempted {
+			if ev, ok := w.Store.Evicted[r.Namespace+"/"+r.Name]; ok {
+				p = ev.Pod
+			}
+		} else {
+			p, _ = w.Store.GetPod(r.Namespace, r.Name)
+		}
+		if p == nil {
+			continue
+		}
+		pods = append(pods, p)
+		if k := controllerKey(p); k != "" && len(p.Spec.TopologySpreadConstraints) == 0 {
+			owners[k] = true
+		}
+		for _, c := range p.Spec.TopologySpreadConstraints {
+			if c.TopologyKey != v1.LabelTopologyZone || c.WhenUnsatisfiable != v1.DoNotSchedule {
+				continue
+			}
+			key := spreadKey(p, c)
+			if _, ok := selectors[key]; ok {
+				continue
+			}
+			s, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+			if err != nil {
+				s = labels.Nothing()
+			}
+			selectors[key] = sel{p.Namespace, s}
+		}
+	}
+	if len(selectors) == 0 && len(owners) == 0 {
+		return pods, nil
+	}
+	zoneOf := map[string]string{}
+	for _, n := range w.Store.Nodes() {
+		zoneOf[n.Name] = n.Labels[v1.LabelTopologyZone]
+	}
+	spread := make(map[string]map[string]int, len(selectors))
+	for key := range selectors {
+		spread[key] = map[string]int{}
+	}
+	for key := range owners {
+		spread[key] = map[string]int{}
+	}
+	for _, r := range results {
+		if r.Status != report.StatusScheduled || r.Node == "" {
+			continue
+		}
+		p, ok := w.Store.GetPod(r.Namespace, r.Name)
+		if !ok {
+			continue
+		}
+		for key, s := range selectors {
+			if s.ns == p.Namespace && s.sel.Matches(labels.Set(p.Labels)) {
+				spread[key][zoneOf[r.Node]]++
+			}
+		}
+		if k := controllerKey(p); owners[k] {
+			spread[k][zoneOf[r.Node]]++
+		}
+	}
+	return pods, spread
+}
+
+// daemonRequests are, per candidate, the requests of the DaemonSet pods a
+// new node of it gets, and their count as pods (c: a loaded cluster the
+// call changes, joining a node of each usable candidate).
+func daemonRequests(c *cluster.Cluster, types []NodeType, usable []bool) ([]v1.ResourceList, error) {
+	out := make([]v1.ResourceList, len(types))
+	var nodes []*v1.Node
+	at := map[string]int{}
+	for i, t := range types {
+		if !usable[i] {
+			continue
+		}
+		tmpl := t.Node.DeepCopy()
+		tmpl.Name = "kubesched-daemon-probe-" + t.Type + "-" + t.Zone
+		n := NodeCopies(tmpl, 1, c)[0]
+		at[n.Name] = i
+		nodes = append(nodes, n)
+	}
+	pods := c.JoinNodes(nodes)
+	if err := loading.DefaultPods(c, pods); err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		i, ok := at[cluster.DaemonPodNode(p)]
+		if !ok {
+			continue
+		}
+		if out[i] == nil {
+			out[i] = v1.ResourceList{}
+		}
+		for r, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			sum := out[i][r]
+			sum.Add(q)
+			out[i][r] = sum
+		}
+		n := out[i][v1.ResourcePods]
+		n.Add(*resource.NewQuantity(1, resource.DecimalSI))
+		out[i][v1.ResourcePods] = n
+	}
+	return out, nil
+}
+
+// sumCounts is how many nodes counts adds.
+func sumCounts(counts []int) int {
+	n := 0
+	for _, k := range counts {
+		n += k
+	}
+	return n
+}
+
+// plus is a + b, a new slice.
+func plus(a, b []int) []int {
+	out := make([]int, len(a))
+	for i := range a {
+		out[i] = a[i] + b[i]
+	}
+	return out
+}
+
+// propose packs the pending pods of cur onto new nodes on top of counts
+// (the relaxation's optimum, rounded), lets the scheduler place them by
+// simulation, and repairs what it leaves pending: the nodes the pending
+// pods need, packed the same way, of which it keeps the fewest (taken
+// round-robin over their candidates) with which the scheduler leaves as
+// few pending as with all, until nothing is pending or a round places no
+// more. It returns the counts reached and their simulation.
+func (s *nodeTypeSearch) propose(space *packSpace, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	for round, stalled := 0, 0; len(cur.pending) > 0 && stalled < 4; round++ {
+		add := space.pack(cur.pendingPods, cur.spread, cur.onNew, counts)
+		if sumCounts(add) == 0 {
+			break
+		}
+		// A round that places nothing more is tried again with twice,
+		// four and eight times the nodes: the scheduler puts other pods
+		// on new nodes too.
+		for k := range add {
+			add[k] <<= stalled
+			add[k] = min(add[k], max(0, s.types[k].Limit-counts[k]))
+		}
+		all := plus(counts, add)
+		w, err := s.eval(all)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(w.pending) >= len(cur.pending) {
+			stalled++
+			continue
+		}
+		stalled = 0
+		next := all
+		if round > 0 {
+			// The fewest of the added nodes that leave as few pending.
+			order := roundRobin(add)
+			target := len(w.pending)
+			k, err := fewestFitting(len(order), 0, func(k int) (bool, error) {
+				w, err := s.eval(plus(counts, countsOf(order[:k], len(add))))
+				return err == nil && len(w.pending) <= target, err
+			}, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			next = plus(counts, countsOf(order[:k], len(add)))
+			if w, err = s.eval(next); err != nil {
+				return nil, nil, err
+			}
+		}
+		s.trace("propose", next, w)
+		counts, cur = next, w
+	}
+	return counts, cur, nil
+}
+
+// roundRobin lists the nodes of add one per candidate in turn: a prefix
+// of it takes from every candidate alike.
+func roundRobin(add []int) []int {
+	left := slices.Clone(add)
+	var out []int
+	for more := true; more; {
+		more = false
+		for i := range left {
+			if left[i] > 0 {
+				out = append(out, i)
+				left[i]--
+				more = true
+			}
+		}
+	}
+	return out
+}
+
+// countsOf counts the candidates of nodes.
+func countsOf(nodes []int, n int) []int {
+	out := make([]int, n)
+	for _, i := range nodes {
+		out[i]++
+	}
+	return out
+}
+
+// dropEachMax is how many new nodes an answer may have for dropEach to
+// run: a simulation per candidate per sweep, it finishes small answers
+// (where one node is a large share of the cost) and would dominate the
+// time of large ones, where dropLeastUsed has done most of its work.
+const dropEachMax = 40
+
+// dropEach drops nodes while the scheduler leaves no more pods pending,
+// one at a time, the most expensive candidate first, until no candidate
+// can lose one.
+func (s *nodeTypeSearch) dropEach(counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	order := make([]int, len(s.types))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return s.types[order[a]].Cost > s.types[order[b]].Cost })
+	for dropped := true; dropped; {
+		dropped = false
+		for _, i := range order {
+			for counts[i] > 0 {
+				c := append([]int(nil), counts...)
+				c[i]--
+				w, err := s.eval(c)
+				if err != nil {
+					return nil, nil, err
+				}
+				if len(w.pending) > len(cur.pending) {
+					break
+				}
+				counts, cur, dropped = c, w, true
+			}
+		}
+	}
+	return counts, cur, nil
+}
+
+// dropLeastUsed drops the new nodes the scheduler used least (by the
+// largest share of a resource their pods take), as many as it can while
+// the scheduler leaves no more pods pending: a gallop then a bisection
+// over how many, up to a quarter of the nodes.
+func (s *nodeTypeSearch) dropLeastUsed(counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	if s.space == nil || len(cur.nodes) < 2 {
+		return counts, cur, nil
+	}
+	type use struct {
+		cand  int
+		share float64
+	}
+	uses := make([]use, 0, len(cur.nodes))
+	for _, n := range cur.nodes {
+		uses = append(uses, use{n.cand, s.space.share(n)})
+	}
+	sort.SliceStable(uses, func(a, b int) bool { return uses[a].share < uses[b].share })
+	without := func(m int) []int {
+		c := append([]int(nil), counts...)
+		for _, u := range uses[:m] {
+			c[u.cand]--
+		}
+		return c
+	}
+	// Gallop up from one node (one simulation when none can go), then
+	// bisect.
+	lo, hi := 0, len(uses)/4+1 // lo can go; hi cannot (or is past the cap)
+	ok := func(m int) (bool, error) {
+		w, err := s.eval(without(m))
+		return err == nil && len(w.pending) <= len(cur.pending), err
+	}
+	for m := 1; m < hi; m *= 2 {
+		fit, err := ok(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !fit {
+			hi = m
+			break
+		}
+		lo = m
+	}
+	for hi-lo > 1 {
+		m := (lo + hi) / 2
+		fit, err := ok(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		if fit {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 {
+		return counts, cur, nil
+	}
+	c := without(lo)
+	w, err := s.eval(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.trace("dropped least used", c, w)
+	return c, w, nil
+}
+
+// share is the largest share of a resource of n's candidate that its
+// pods take (DaemonSet pods aside).
+func (s *packSpace) share(n newNode) float64 {
+	used := make([]int64, len(s.res))
+	for _, p := range n.pods {
+		for j, v := range s.demand(p) {
+			if j < len(used) {
+				used[j] += v
+			}
+		}
+	}
+	out := 0.0
+	for j, u := range used {
+		if j >= len(s.room[n.cand]) {
+			continue
+		}
+		if r := s.room[n.cand][j]; r > 0 && r < 1<<61 {
+			out = math.Max(out, float64(u)/float64(r))
+		}
+	}
+	return out
+}
+
+// roundsMaxPending is how many pending pods a question may have for the
+// search by rounds to run beside the packer's proposal: it simulates
+// each type alone at several counts per round, affordable while
+// simulations are small.
+const roundsMaxPending = 400
+
+// finish removes what an answer does not need: the nodes holding no pod,
+// each node made the cheapest candidate holding its pods, the least used
+// nodes, and (on small answers) any one node.
+func (s *nodeTypeSearch) finish(counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	var err error
+	if counts, cur, err = s.pruneEmpty(counts, cur); err != nil {
+		return nil, nil, err
+	}
+	if counts, cur, err = s.shrink(s.space, counts, cur); err != nil {
+		return nil, nil, err
+	}
+	if counts, cur, err = s.dropLeastUsed(counts, cur); err != nil {
+		return nil, nil, err
+	}
+	if sumCounts(counts) <= dropEachMax {
+		if counts, cur, err = s.dropEach(counts, cur); err != nil {
+			return nil, nil, err
+		}
+	}
+	return counts, cur, nil
+}
+
+// cost is what counts cost per hour.
+func (s *nodeTypeSearch) cost(counts []int) float64 {
+	c := 0.0
+	for i, k := range counts {
+		c += float64(k) * s.types[i].Cost
+	}
+	return c
+}
+
+// pruneEmpty leaves out the new nodes of cur that hold no pod but
+// DaemonSet pods, when the scheduler then leaves no more pods pending.
+func (s *nodeTypeSearch) pruneEmpty(counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	for range 3 {
+		next := append([]int(nil), counts...)
+		empty := 0
+		for _, n := range cur.nodes {
+			if len(n.pods) == 0 && next[n.cand] > 0 {
+				next[n.cand]--
+				empty++
+			}
+		}
+		if empty == 0 {
+			break
+		}
+		w, err := s.eval(next)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(w.pending) > len(cur.pending) {
+			break
+		}
+		counts, cur = next, w
+	}
+	s.trace("pruned", counts, cur)
+	return counts, cur, nil
+}
+
+// shrink makes each new node of cur the cheapest candidate of its zone
+// that holds the pods the scheduler put on it (with its DaemonSet pods),
+// and keeps the change when the scheduler then leaves no more pods
+// pending.
+func (s *nodeTypeSearch) shrink(space *packSpace, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	for range 3 {
+		next := append([]int(nil), counts...)
+		changed := false
+		for _, n := range cur.nodes {
+			if len(n.pods) == 0 {
+				continue
+			}
+			j := space.cheapestHolding(n)
+			if j < 0 || j == n.cand || s.types[j].Cost >= s.types[n.cand].Cost || next[j] >= s.types[j].Limit {
+				continue
+			}
+			next[n.cand]--
+			next[j]++
+			changed = true
+		}
+		if !changed {
+			break
+		}
+		w, err := s.eval(next)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(w.pending) > len(cur.pending) {
+			break
+		}
+		counts, cur = next, w
+	}
+	return counts, cur, nil
+}
+
+// cheapestHolding is the cheapest candidate in n's zone that every pod of
+// n could run on and that holds them all; -1 when none.
+func (s *packSpace) cheapestHolding(n newNode) int {
+	zone := s.types[n.cand].Zone
+	used := make([]int64, len(s.res))
+	var cands []bool
+	for _, p := range n.pods {
+		d := s.demand(p)
+		for len(used) < len(d) {
+			used = append(used, 0)
+		}
+		for j, v := range d {
+			used[j] += v
+		}
+		c := s.candidates(p)
+		if cands == nil {
+			cands = append([]bool(nil), c...)
+		} else {
+			for i := range cands {
+				cands[i] = cands[i] && c[i]
+			}
+		}
+	}
+	best := -1
+	for i, t := range s.types {
+		if !cands[i] || t.Zone != zone || s.room[i] == nil {
+			continue
+		}
+		fits := true
+		for j, u := range used {
+			if j < len(s.room[i]) && u > s.room[i][j] {
+				fits = false
+				break
+			}
+		}
+		if fits && (best < 0 || t.Cost < s.types[best].Cost) {
+			best = i
+		}
+	}
+	return best
+}
+
+// hasDeviceClasses: the input has a DeviceClass (an extended resource a
+// node lacks may come from it).
+func hasDeviceClasses(c *cluster.Cluster) bool {
+	for _, o := range c.Others {
+		if _, ok := o.(*resourceapi.DeviceClass); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// trace writes a step of the search to the standard error when
+// KUBESCHED_TRACE_PLAN is set (for studying the search, not a
+// user-facing output).
+func (s *nodeTypeSearch) trace(step string, counts []int, w *nodeTypeWorld) {
+	if os.Getenv("KUBESCHED_TRACE_PLAN") == "" {
+		return
+	}
+	var parts []string
+	for i, k := range counts {
+		if k > 0 {
+			parts = append(parts, fmt.Sprintf("%s/%s=%d", s.types[i].Type, s.types[i].Zone, k))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s sims=%d: %s: %.3f/h, %d nodes, %d pending: %s\n", time.Now().Format("15:04:05.000"), len(s.memo), step, s.cost(counts), sumCounts(counts), len(w.pending), strings.Join(parts, " "))
+}
+
+// balance spreads each type's nodes evenly over the zones it is offered
+// in (counts differing by one at most, as cluster-autoscaler's
+// balance-similar-node-groups keeps similar groups), then adds nodes
+// where the scheduler leaves pods pending (pods pinned to a zone need
+// that zone's), as the proposal's repair does. It keeps counts when that
+// leaves more pods pending than they do.
+func (s *nodeTypeSearch) balance(counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+	byType := map[string][]int{}
+	var names []string
+	for i, t := range s.types {
+		if s.space != nil && s.space.room[i] == nil {
+			continue
+		}
+		if _, ok := byType[t.Type]; !ok {
+			names = append(names, t.Type)
+		}
+		byType[t.Type] = append(byType[t.Type], i)
+	}
+	even := slices.Clone(counts)
+	raised := slices.Clone(counts)
+	for _, name := range names {
+		at := byType[name]
+		total := 0
+		for _, i := range at {
+			total += counts[i]
+		}
+		if total == 0 || len(at) < 2 {
+			continue
+		}
+		// The zones holding the most get the remainder's extra node.
+		order := slices.Clone(at)
+		sort.SliceStable(order, func(a, b int) bool { return counts[order[a]] > counts[order[b]] })
+		for r, i := range order {
+			share := total / len(at)
+			if r < total%len(at) {
+				share++
+			}
+			even[i] = min(share, s.types[i].Limit)
+			raised[i] = max(counts[i], min((total+len(at)-1)/len(at), s.types[i].Limit))
+		}
+	}
+	w, err := s.eval(even)
+	if err != nil || len(w.pending) <= len(cur.pending) {
+		return even, w, err
+	}
+	// Nodes where the even split leaves pods pending (pods pinned to a
+	// zone need their zone's), as the proposal's repair adds them.
+	c, w, err := s.propose(s.space, even, w)
+	if err != nil || len(w.pending) > len(cur.pending) {
+		return counts, cur, err
+	}
+	return c, w, nil
+}
+
+// spread is how far apart the counts of the candidates at are.
+func spread(counts []int, at []int) int {
+	lo, hi := math.MaxInt, 0
+	for _, i := range at {
+		lo, hi = min(lo, counts[i]), max(hi, counts[i])
+	}
+	return hi - lo
+}
