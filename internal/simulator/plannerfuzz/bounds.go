@@ -291,6 +291,16 @@ func antiGroup(p *v1.Pod) string {
 	return ""
 }
 
+// withinBounds: no count is above its candidate's bound.
+func (b *bounds) withinBounds(counts []int) bool {
+	for i, k := range counts {
+		if k > b.ub[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // admits says whether counts meet every bound.
 func (b *bounds) admits(counts []int) bool {
 	for i, k := range counts {

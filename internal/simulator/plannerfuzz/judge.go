@@ -19,8 +19,6 @@ type Judge struct {
 	ctx   context.Context
 	env   *Env
 	types []questions.NodeType
-	// Sims counts the simulations run.
-	Sims int
 }
 
 // NewJudge returns the judge of a case's types on env.
@@ -29,8 +27,8 @@ func NewJudge(ctx context.Context, env *Env, types []questions.NodeType) *Judge 
 }
 
 // Check simulates the cluster with counts nodes of each candidate added.
+// It is safe for concurrent use.
 func (j *Judge) Check(counts []int) (*questions.PlanCheck, error) {
-	j.Sims++
 	return questions.CheckPlan(j.ctx, j.env.Load, j.env.NewWorld, j.types, counts)
 }
 
@@ -44,7 +42,6 @@ const daemonFirst = int32(2000001000)
 // short, the pods would otherwise take their room, and the pods left
 // would be no set a plan could leave.
 func (j *Judge) CheckDaemonsFirst(counts []int, existing map[string]bool) (*questions.PlanCheck, error) {
-	j.Sims++
 	first := func(c *cluster.Cluster) (*simulator.World, error) {
 		for _, p := range c.Pods {
 			if cluster.IsDaemonSetPod(p) && p.Spec.NodeName == "" && !existing[cluster.DaemonPodNode(p)] {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -22,8 +25,8 @@ type Limits struct {
 	Vectors, Sims int
 }
 
-// DefaultLimits keep a case to a few seconds.
-var DefaultLimits = Limits{Vectors: 200000, Sims: 400}
+// DefaultLimits keep a case to seconds (tens for the rare hardest).
+var DefaultLimits = Limits{Vectors: 500000, Sims: 1500}
 
 // Result is one case's outcome.
 type Result struct {
@@ -162,7 +165,8 @@ func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
 	r.Verdict = VerdictOf(check, r.Floor)
 	if !r.Verdict.Feasible() {
 		// What the answer should have been: the cheapest vector leaving
-		// only the floor unplaced; the floor's own vector is one.
+		// only the floor unplaced (any costs at most every candidate at
+		// its bound).
 		b, err := newBounds(loaded, c.Types, daemons, func(p *v1.Pod) bool { return !r.Floor[cluster.PodKey(p)] })
 		if err != nil {
 			return err
@@ -200,8 +204,9 @@ func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
 	}
 	// The bounds must admit every feasible vector, the answer first: a
 	// bound that rejects it is the fuzzer's defect, and would make the
-	// optimum it claims wrong.
-	if !b.admits(r.Answer) {
+	// optimum it claims wrong. (An answer with more nodes of a candidate
+	// than pods that could use them has empty nodes: a defect of its own.)
+	if !b.admits(r.Answer) && b.withinBounds(r.Answer) {
 		return fmt.Errorf("the fuzzer's bounds reject the feasible answer %v", r.Answer)
 	}
 	o, err := cheapest(judge, b, c.Cents, r.AnswerCents, allowed, lim)
@@ -231,22 +236,45 @@ type optimum struct {
 // those allowed (DaemonSet pods of its new nodes included): the optimum,
 // when any is.
 func cheapest(judge *Judge, b *bounds, cents []int, below int, allowed map[string]bool, lim Limits) (optimum, error) {
+	if lim.Sims <= 0 {
+		return optimum{}, nil // no search: undecided
+	}
 	vs, err := cheaperVectors(b, cents, below, lim.Vectors)
 	o := optimum{vectors: len(vs)}
 	if errors.Is(err, errTooMany) {
 		return o, nil
 	}
-	for _, v := range vs {
+	// The simulations run side by side, a batch of one per core at a
+	// time; the first feasible vector in the order is the optimum, so
+	// the answer does not depend on which ends first.
+	workers := max(1, runtime.GOMAXPROCS(0))
+	for start := 0; start < len(vs); start += workers {
 		if o.sims >= lim.Sims {
 			return o, nil
 		}
-		check, err := judge.Check(v.counts)
-		if err != nil {
-			return o, fmt.Errorf("simulating %v: %w", v.counts, err)
+		batch := vs[start:min(start+workers, len(vs), start+lim.Sims-o.sims)]
+		feasible := make([]bool, len(batch))
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for i, v := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				check, err := judge.Check(v.counts)
+				if err != nil {
+					errs[i] = fmt.Errorf("simulating %v: %w", v.counts, err)
+					return
+				}
+				feasible[i] = VerdictOf(check, allowed).Feasible()
+			}()
 		}
-		o.sims++
-		if VerdictOf(check, allowed).Feasible() {
-			o.found, o.counts, o.cents = true, v.counts, v.cents
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return o, err
+		}
+		o.sims += len(batch)
+		if i := slices.Index(feasible, true); i >= 0 {
+			o.found, o.counts, o.cents = true, batch[i].counts, batch[i].cents
 			break
 		}
 	}

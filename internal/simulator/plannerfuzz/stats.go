@@ -161,6 +161,21 @@ func (s *Stats) String() string {
 	if s.DaemonsFirst > 0 {
 		fmt.Fprintf(&b, "; %d floors taken with the agents first", s.DaemonsFirst)
 	}
+	var undecided, unsat []string
+	for _, r := range s.results {
+		switch {
+		case r.Feasible() && !r.Decided:
+			undecided = append(undecided, fmt.Sprint(r.Case.Seed))
+		case r.Unsatisfiable:
+			unsat = append(unsat, fmt.Sprint(r.Case.Seed))
+		}
+	}
+	if len(undecided) > 0 {
+		fmt.Fprintf(&b, "\nundecided seeds: %s", strings.Join(undecided, " "))
+	}
+	if len(unsat) > 0 {
+		fmt.Fprintf(&b, "\nseeds with no feasible plan: %s", strings.Join(unsat, " "))
+	}
 	return b.String()
 }
 
