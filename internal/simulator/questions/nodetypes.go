@@ -197,6 +197,10 @@ type nodeTypeSearch struct {
 	// floor is how many pods stay pending with every type at its limit:
 	// no counts leave fewer.
 	floor int
+	// floorSet are the floor world's pending pods (namespace/name), its
+	// new nodes' DaemonSet pods aside: an answer that leaves only pods of
+	// it pending leaves only pods some plan must leave (acceptable).
+	floorSet map[string]bool
 
 	// memo holds the simulations done, by counts: a round's chosen counts
 	// were one of its tries, and dropping asks again for counts it has
@@ -213,14 +217,21 @@ type nodeTypeSearch struct {
 // returns what it found the last time it was asked for counts. It is safe
 // for concurrent use: each simulation loads its own cluster.
 func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
-	key := fmt.Sprint(counts)
+	return s.evalWith(counts, false)
+}
+
+// evalWith is eval; agentsFirst gives the new nodes' DaemonSet pods
+// system-node-critical's priority, so that they are placed before every
+// other pod (see setFloor).
+func (s *nodeTypeSearch) evalWith(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
+	key := fmt.Sprint(counts, agentsFirst)
 	s.mu.Lock()
 	w, ok := s.memo[key]
 	s.mu.Unlock()
 	if ok {
 		return w, nil
 	}
-	w, err := s.simulate(counts)
+	w, err := s.simulate(counts, agentsFirst)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +242,7 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 }
 
 // simulate is eval without the memo.
-func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
+func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
 	c, err := s.load()
 	if err != nil {
 		return nil, err
@@ -256,6 +267,14 @@ func (s *nodeTypeSearch) simulate(counts []int) (*nodeTypeWorld, error) {
 	}
 	if err := joinNodes(c, joined); err != nil {
 		return nil, err
+	}
+	if agentsFirst {
+		prio := int32(2000001000) // system-node-critical
+		for _, p := range c.Pods {
+			if _, ok := owner[cluster.DaemonPodNode(p)]; ok && cluster.IsDaemonSetPod(p) {
+				p.Spec.Priority = &prio
+			}
+		}
 	}
 	w, err := s.newWorld(c)
 	if err != nil {
@@ -376,7 +395,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	}
 	space := newPackSpace(types, usable, daemon, opts.ResourcesIgnored || hasDeviceClasses(c))
 	s.space = space
-	if plan, ok := space.fractional(space.items(before.pendingPods, nil, nil, false), 0); ok {
+	if plan, ok := space.fractional(space.items(before.pendingPods, nil, nil, false), 0, limits(types)); ok {
 		res.LowerBound = roundCents(plan.Cost)
 	}
 	// The packer's proposal, repaired by the scheduler's answers.
@@ -413,7 +432,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 			if c, w, err = s.finish(c, w); err != nil {
 				return nil, err
 			}
-			if len(w.pending) < len(cur.pending) || (len(w.pending) == len(cur.pending) && s.cost(c) < s.cost(counts)-1e-9) {
+			if s.better(c, w, counts, cur) {
 				counts, cur = c, w
 			}
 		}
@@ -421,7 +440,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	// On the smallest questions, the cheapest answer, by simulating
 	// every cheaper one that could hold the pods.
 	if len(before.pending) <= roundsMaxPending {
-		if counts, cur, err = s.exact(usable, before, min(len(cur.pending), s.floor), counts, cur); err != nil {
+		if counts, cur, err = s.exact(usable, before, counts, cur); err != nil {
 			return nil, err
 		}
 	}
@@ -457,6 +476,15 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		}
 	}
 	return res, nil
+}
+
+// limits are the types' limits.
+func limits(types []NodeType) []int {
+	out := make([]int, len(types))
+	for i, t := range types {
+		out[i] = t.Limit
+	}
+	return out
 }
 
 // OfWorkload is a CheapestNodes target: the pods of one workload.

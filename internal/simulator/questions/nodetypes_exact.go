@@ -1,7 +1,8 @@
 package questions
 
 import (
-	"math"
+	v1 "k8s.io/api/core/v1"
+
 	"slices"
 	"sort"
 )
@@ -14,21 +15,29 @@ const (
 	exactMaxPods    = 80
 	exactMaxCands   = 12
 	exactMaxVectors = 20000
-	exactMaxSims    = 150
+	exactMaxSims    = 400
 )
 
-// exact looks, on a small question, for the cheapest counts that leave no
-// more pods pending than target: every count vector cheaper than the
-// answer it has (counts, cur; when that leaves more than target pending,
-// every vector up to the bounds) whose nodes' room could hold the pending
-// pods' requests is simulated, cheapest first (then fewest nodes); the
-// first that leaves at most target pending is the optimum. Each
+// exact looks, on a small question, for the cheapest acceptable counts
+// (leaving pending only pods the floor world leaves): every count vector
+// cheaper than the answer it has (counts, cur; when that is not
+// acceptable, every vector up to half as much again) whose nodes' room could hold
+// the pending pods' requests is simulated, cheapest first (then fewest
+// nodes); the first acceptable one is the optimum. Each
 // simulation is the judge, as for every other answer; the room test only
 // skips vectors whose new nodes could not hold the requests of the pods
 // that need them.
-func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, target int, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
 	space := s.space
-	items := space.items(before.pendingPods, nil, nil, false)
+	// The pods that need room: the pending ones but those every plan
+	// leaves (the floor's).
+	var needing []*v1.Pod
+	for _, p := range before.pendingPods {
+		if !s.floorSet[p.Namespace+"/"+p.Name] {
+			needing = append(needing, p)
+		}
+	}
+	items := space.items(needing, nil, nil, false)
 	var cands []int
 	for i := range s.types {
 		if usable[i] && space.room[i] != nil {
@@ -72,8 +81,11 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, target int,
 			most[k][j] += int64(ub[k]) * room(cands[k], j)
 		}
 	}
-	below := math.Inf(1)
-	if len(cur.pending) <= target {
+	// Cheaper than the answer when it is acceptable; else up to half as
+	// much again (the search is for the cheapest acceptable answer, and
+	// the unacceptable one's cost says where it may be).
+	below := s.cost(counts)*1.5 + 1e-9
+	if s.acceptable(cur) {
 		below = s.cost(counts) - 1e-9
 	}
 	type vec struct {
@@ -141,7 +153,7 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, target int,
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(w.pending) <= target {
+		if s.acceptable(w) {
 			s.trace("exact", v.counts, w)
 			return v.counts, w, nil
 		}

@@ -23,16 +23,19 @@ type fractionalPlan struct {
 //
 //	min Σ cost_i·x_i  subject to  Σ_i y_gi = 1 for each group g,
 //	                               Σ_g y_gi·demand_gr ≤ x_i·room_ir for each i, r,
+//	                               x_i ≤ left_i (roomLeft: the nodes of i its
+//	                               limit still allows; nil: unbounded),
 //
-// solved through its dual, whose origin is feasible (max Σ u_g subject to
-// Σ_r room_ir·w_ir ≤ cost_i and u_g ≤ Σ_r demand_gr·w_ir, u, w ≥ 0): the
+// solved through its dual, whose origin is feasible (max Σ u_g − Σ left_i·v_i
+// subject to Σ_r room_ir·w_ir − v_i ≤ cost_i and u_g ≤ Σ_r demand_gr·w_ir,
+// u, v, w ≥ 0; unbounded when the limits cannot hold the pods): the
 // primal optimum is read off the dual's final tableau. perNode is added
 // to each node's price in the objective (not in plan.Cost): where
 // candidates cost the same per unit of room, the optimum then takes the
 // larger nodes, which hold larger pods and leave the scheduler fewer
 // fragments. ok is false when
 // some pod has no candidate or the simplex did not converge.
-func (s *packSpace) fractional(items []*packItem, perNode float64) (plan fractionalPlan, ok bool) {
+func (s *packSpace) fractional(items []*packItem, perNode float64, roomLeft []int) (plan fractionalPlan, ok bool) {
 	type group struct {
 		cands  []bool
 		demand []float64
@@ -96,7 +99,8 @@ func (s *packSpace) fractional(items []*packItem, perNode float64) (plan fractio
 	}
 	// Dual variables: u_g, then w_ir for each usable i and resource r.
 	nu := len(groups)
-	nv := nu + len(usable)*nr
+	nw := nu + len(usable)*nr
+	nv := nw + len(usable)
 	wAt := func(k, j int) int { return nu + k*nr + j }
 	var rows [][]float64
 	var rhs []float64
@@ -109,6 +113,9 @@ func (s *packSpace) fractional(items []*packItem, perNode float64) (plan fractio
 			if r := room(i, j); !math.IsInf(r, 1) {
 				row[wAt(k, j)] = r
 			}
+		}
+		if roomLeft != nil {
+			row[nw+k] = -1 // the limit's dual
 		}
 		rows = append(rows, row)
 		rhs = append(rhs, s.types[i].Cost+perNode)
@@ -135,6 +142,11 @@ func (s *packSpace) fractional(items []*packItem, perNode float64) (plan fractio
 	obj := make([]float64, nv)
 	for g := range groups {
 		obj[g] = 1
+	}
+	for k, i := range usable {
+		if roomLeft != nil {
+			obj[nw+k] = -float64(max(0, roomLeft[i]))
+		}
 	}
 	value, duals, converged := simplexMax(rows, rhs, obj)
 	if !converged {

@@ -380,7 +380,11 @@ func (n *vnode) add(it *packItem, cands []int) {
 // nodes to add per candidate.
 func (s *packSpace) pack(pods []*v1.Pod, have map[string]map[string]int, onNew map[*v1.Pod]int, used []int) []int {
 	items := s.items(pods, have, onNew, true)
-	plan, ok := s.fractional(items, s.perNode())
+	left := make([]int, len(s.types))
+	for i, t := range s.types {
+		left[i] = t.Limit - used[i]
+	}
+	plan, ok := s.fractional(items, s.perNode(), left)
 	if !ok {
 		return s.firstFit(items, used)
 	}

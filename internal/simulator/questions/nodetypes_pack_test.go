@@ -56,6 +56,15 @@ func TestCheapestNodesMixesTypes(t *testing.T) {
 			cost:  0.80, bound: 0.675,
 		},
 		{
+			// One large node at most: it holds 16 pods, 6 small the
+			// other 24 (1.80); the relaxation honours the limit too.
+			name:  "a type's limit is kept and the bound honours it",
+			objs:  []runtime.Object{st.MakeDeployment("web", 40, st.MakePod().Label("app", "web").Req(cpu("1")))},
+			types: []questions.NodeType{priced("small", "4", 4, 0.20, "z1", 100), priced("large", "16", 16, 0.60, "z1", 1)},
+			want:  map[string]int{"small": 6, "large": 1},
+			cost:  1.80, bound: 1.80,
+		},
+		{
 			// Each node's 1-core agent leaves 3 cores of a small node
 			// and 15 of a large: of the 1.5-core pods, 2 and 10, in
 			// whatever order the agents and the pods are placed. 14 pods

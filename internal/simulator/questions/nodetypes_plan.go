@@ -159,21 +159,23 @@ func plus(a, b []int) []int {
 // propose packs the pending pods of cur onto new nodes on top of counts
 // (the relaxation's optimum, rounded), lets the scheduler place them by
 // simulation, and repairs what it leaves pending: the nodes the pending
-// pods need, packed the same way, of which it keeps the fewest (taken
-// round-robin over their candidates) with which the scheduler leaves as
-// few pending as with all, until nothing is pending or a round places no
-// more. It returns the counts reached and their simulation.
+// pods need, packed the same way (twice, four, eight times as many after
+// a round that left some pending), until nothing is pending or four
+// rounds in a row place no more; of the last round's nodes it keeps the
+// fewest (taken round-robin over their candidates) with which nothing is
+// pending. It returns the counts reached and their simulation.
 func (s *nodeTypeSearch) propose(space *packSpace, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
-	for round, stalled := 0, 0; len(cur.pending) > 0 && stalled < 4; round++ {
+	for round, growth, stalled := 0, 0, 0; len(cur.pending) > 0 && stalled < 4; round++ {
 		add := space.pack(cur.pendingPods, cur.spread, cur.onNew, counts)
 		if sumCounts(add) == 0 {
 			break
 		}
-		// A round that places nothing more is tried again with twice,
-		// four and eight times the nodes: the scheduler puts other pods
-		// on new nodes too.
+		// A repair that places nothing more, or not all, is followed by
+		// one of twice, four and eight times the nodes (the scheduler
+		// puts other pods on new nodes too): a few rounds, not one per
+		// node, on a large cluster.
 		for k := range add {
-			add[k] <<= stalled
+			add[k] <<= growth
 			add[k] = min(add[k], max(0, s.types[k].Limit-counts[k]))
 		}
 		all := plus(counts, add)
@@ -183,17 +185,17 @@ func (s *nodeTypeSearch) propose(space *packSpace, counts []int, cur *nodeTypeWo
 		}
 		if len(w.pending) >= len(cur.pending) {
 			stalled++
+			growth = min(growth+1, 3)
 			continue
 		}
 		stalled = 0
 		next := all
-		if round > 0 {
-			// The fewest of the added nodes that leave as few pending.
+		if round > 0 && len(w.pending) == 0 {
+			// The fewest of the added nodes that leave none pending.
 			order := roundRobin(add)
-			target := len(w.pending)
 			k, err := fewestFitting(len(order), 0, func(k int) (bool, error) {
 				w, err := s.eval(plus(counts, countsOf(order[:k], len(add))))
-				return err == nil && len(w.pending) <= target, err
+				return err == nil && len(w.pending) == 0, err
 			}, nil)
 			if err != nil {
 				return nil, nil, err
@@ -202,6 +204,8 @@ func (s *nodeTypeSearch) propose(space *packSpace, counts []int, cur *nodeTypeWo
 			if w, err = s.eval(next); err != nil {
 				return nil, nil, err
 			}
+		} else if len(w.pending) > 0 {
+			growth = min(growth+1, 3)
 		}
 		s.trace("propose", next, w)
 		counts, cur = next, w

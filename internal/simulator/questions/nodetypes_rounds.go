@@ -24,7 +24,22 @@ func (s *nodeTypeSearch) setFloor(usable []bool, pending int) error {
 	}
 	// A new node's agent left pending there is the floor world's own
 	// crowding, not a pod no plan can place.
+	if len(w.onNew) > 0 {
+		// The room was short and the pods took the new nodes' agents':
+		// what it leaves is no set a plan with every agent in leaves. The
+		// floor is taken with the agents first (as system-node-critical
+		// agents are placed), as the planner fuzzer's judge takes it.
+		if w, err = s.evalWith(all, true); err != nil {
+			return err
+		}
+	}
 	s.floor = len(w.pending) - len(w.onNew)
+	s.floorSet = map[string]bool{}
+	for _, p := range w.pendingPods {
+		if _, ok := w.onNew[p]; !ok {
+			s.floorSet[p.Namespace+"/"+p.Name] = true
+		}
+	}
 	return nil
 }
 
@@ -301,4 +316,30 @@ func fewestFitting(room, hint int, fits func(int) (bool, error), estimate func(i
 		}
 	}
 	return hi, nil
+}
+
+// acceptable: w leaves pending only pods the floor world leaves (and no
+// new node's DaemonSet pod); without a floor, nothing pending.
+func (s *nodeTypeSearch) acceptable(w *nodeTypeWorld) bool {
+	if len(w.onNew) > 0 {
+		return false
+	}
+	for _, p := range w.pendingPods {
+		if !s.floorSet[p.Namespace+"/"+p.Name] {
+			return false
+		}
+	}
+	return len(w.pendingPods) == len(w.pending)
+}
+
+// better: answer a (counts, its world) beats b: acceptable when b is not,
+// else fewer pods pending, else cheaper.
+func (s *nodeTypeSearch) better(ac []int, a *nodeTypeWorld, bc []int, b *nodeTypeWorld) bool {
+	if oa, ob := s.acceptable(a), s.acceptable(b); oa != ob {
+		return oa
+	}
+	if len(a.pending) != len(b.pending) {
+		return len(a.pending) < len(b.pending)
+	}
+	return s.cost(ac) < s.cost(bc)-1e-9
 }
