@@ -20,6 +20,7 @@ var (
 	flagMaxRatio   = flag.Float64("max-ratio", 1.05, "with -enforce: the worst cost ratio allowed")
 	flagMinCases   = flag.Int("min-cases", 1000, "with -enforce: the fewest cases a run must draw to judge the targets")
 	flagWorst      = flag.Int("worst", 5, "worst cases printed")
+	flagOpen       = flag.Bool("open", false, "run the seeds of TestPlannerOnTheSeedsItFailed marked open (known defects of the search)")
 	flagSims       = flag.Int("sims", 0, "simulations the exhaustive search may run per case (0: 1500 with -enforce, else 30)")
 )
 
@@ -88,24 +89,40 @@ func TestPlannerAgainstTheOptimum(t *testing.T) {
 }
 
 // The planner on cases the fuzzer found it failing (make fuzz-planner,
-// seeds 1 to 1000, against the search of commit 8dc141f): one or two of
-// each kind of defect, each with a feasible vector the exhaustive search
-// found, so only the answer is judged here (no search). The seeds name
-// cases of this generator: when it changes, they are to be found again.
+// seeds 1 to 1000): one or two of each kind of defect, each with a
+// feasible vector the exhaustive search found, so only the answer is
+// judged here (no search). The seeds name cases of this generator: when
+// it changes, they are to be found again.
+//
+// Those marked open still fail with the search of commit 4960fd0; they
+// are skipped until it places them (-open runs them): remove the mark
+// when one passes.
 func TestPlannerOnTheSeedsItFailed(t *testing.T) {
 	cases := []struct {
 		name string
 		seed uint64
+		open bool
 	}{
-		{"pods pinned to a zone are placed when a type offered there runs them", 19},
-		{"an existing node's DaemonSet pod is placed when the plan can leave it the room", 27},
-		{"hostname anti-affine pods are placed when the nodes for them are affordable", 511},
-		{"a zone spread's pods are placed when nodes in its other zone place them", 68},
-		{"a new node's DaemonSet pods fit beside the pods it holds", 830},
-		{"no node is bought to hold its DaemonSet pods alone", 788},
+		// Found with the search of 8dc141f, fixed by 4960fd0.
+		{"pods pinned to a zone are placed when a type offered there runs them", 19, false},
+		{"an existing node's DaemonSet pod is placed when the plan can leave it the room", 27, false},
+		{"hostname anti-affine pods are placed when the nodes for them are affordable", 511, false},
+		{"a zone spread's pods are placed when nodes in its other zone place them", 68, false},
+		{"a new node's DaemonSet pods fit beside the pods it holds", 830, false},
+		{"no node is bought to hold its DaemonSet pods alone", 788, false},
+		// Found with the search of 4e86c27, open with 4960fd0.
+		{"a new node's DaemonSet pod fits beside anti-affine pods", 64, true},
+		{"a new node's DaemonSet pods fit beside spread pods", 512, true},
+		{"an existing node's DaemonSet pod keeps its room when a new node can take a pod", 140, true},
+		{"pods pinned to a zone with a type offered there are placed in a greenfield cluster", 538, true},
+		{"a pinned pod is placed, and no node is bought for its agents alone", 724, true},
+		{"a pinned pod is placed when a type offered in its zone runs it", 749, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.open && !*flagOpen {
+				t.Skipf("open defect of the search (issue 43), seed %d: -open runs it", tc.seed)
+			}
 			r := Run(context.Background(), tc.seed, Limits{})
 			if r.Defect() {
 				t.Errorf("%s", Describe(r))
