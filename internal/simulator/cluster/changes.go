@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -248,13 +249,30 @@ func (c *Cluster) LiveCount(kind, ns, name string) int {
 	return total
 }
 
-// ReplicaSetsOf are the ReplicaSets Deployment ns/name controls.
+// ReplicaSetsOf are the ReplicaSets Deployment ns/name controls, in the
+// order of c.ReplicaSets.
 func (c *Cluster) ReplicaSetsOf(ns, name string) []*appsv1.ReplicaSet {
-	var out []*appsv1.ReplicaSet
-	for _, rs := range c.ReplicaSets {
-		if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" && ref.Name == name && rs.Namespace == ns {
-			out = append(out, rs)
+	x := &c.rsIndex
+	if !slices.Equal(x.of, c.ReplicaSets) {
+		// Built again when a ReplicaSet is added or replaced: the
+		// controllers reconcile every Deployment once per replica
+		// capacity --workload adds, and looking at every ReplicaSet's
+		// owner for each cost more than the scheduling cycle.
+		x.of = slices.Clone(c.ReplicaSets)
+		x.by = map[string][]*appsv1.ReplicaSet{}
+		for _, rs := range c.ReplicaSets {
+			if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" {
+				k := rs.Namespace + "/" + ref.Name
+				x.by[k] = append(x.by[k], rs)
+			}
 		}
 	}
-	return out
+	return slices.Clone(x.by[ns+"/"+name])
+}
+
+// replicaSetIndex is the ReplicaSets of each Deployment (namespace/name),
+// as c.ReplicaSets held them (of) when it was built.
+type replicaSetIndex struct {
+	of []*appsv1.ReplicaSet
+	by map[string][]*appsv1.ReplicaSet
 }

@@ -65,6 +65,8 @@ type Cluster struct {
 	workloads []workloadInput
 	// controllers run the workloads' controllers (again, in a timeline).
 	controllers *controllers
+	// rsIndex is ReplicaSetsOf's index.
+	rsIndex replicaSetIndex
 	// Scenario is the timeline read from the files, if any.
 	Scenario *Scenario
 	// PodGroups are scheduling.k8s.io/v1beta1 PodGroups (the

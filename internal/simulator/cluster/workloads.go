@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -166,6 +167,19 @@ type controllers struct {
 	// crons are the CronJobs' controllers, by kind/namespace/name
 	// (cronjobs.go).
 	crons cronJobs
+	// daemons is what each DaemonSet's controller last saw, by
+	// kind/namespace/name (daemonSettled).
+	daemons map[string]daemonMark
+}
+
+// daemonMark is what a DaemonSet's controller saw when it last ran: the
+// DaemonSet, the nodes, the pods removed from the world so far, and the
+// pods it owned, once it had created those it was missing.
+type daemonMark struct {
+	ds       *appsv1.DaemonSet
+	nodes    []*v1.Node
+	removals uint64
+	owned    int
 }
 
 // ownerCount is what counts found of a controller's first mark pods while
@@ -355,12 +369,7 @@ func (e *controllers) own(p *v1.Pod) {
 // ReplicaSets' pods count under the Deployment.
 func (e *controllers) deployment(d *appsv1.Deployment, source string) {
 	wl := e.workload("Deployment", &d.ObjectMeta, source)
-	var owned []*appsv1.ReplicaSet
-	for _, rs := range e.c.ReplicaSets {
-		if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" && ref.Name == d.Name && rs.Namespace == d.Namespace {
-			owned = append(owned, rs)
-		}
-	}
+	owned := e.c.ReplicaSetsOf(d.Namespace, d.Name)
 	if len(owned) == 0 {
 		hash := computeHash(&d.Spec.Template, d.Status.CollisionCount)
 		rs := &appsv1.ReplicaSet{
@@ -470,6 +479,11 @@ func (e *controllers) job(j *batchv1.Job, source string) {
 // tolerate, counting the tolerations the DaemonSet controller adds. Each
 // pod is pinned to its node by required node affinity on metadata.name.
 func (e *controllers) daemonSet(ds *appsv1.DaemonSet, source string) {
+	k := ownerKey("DaemonSet", ds.Namespace, ds.Name)
+	if e.daemonSettled(k, ds) {
+		return
+	}
+	defer e.markDaemon(k, ds)
 	wl := e.workload("DaemonSet", &ds.ObjectMeta, source)
 	has := map[string]bool{}
 	for _, p := range e.active("DaemonSet", &ds.ObjectMeta, wl) {
@@ -503,6 +517,33 @@ func (e *controllers) daemonSet(ds *appsv1.DaemonSet, source string) {
 		e.names.name(p, ds.Name+"-")
 		e.add(p, wl, source)
 	}
+}
+
+// daemonSettled: the DaemonSet's controller has nothing to do, having
+// run since with the same DaemonSet and nodes (a node changed is another
+// object), no pod removed from the world, no pod filed under it since.
+// Every node it should run on then has its active pod: capacity
+// --workload reconciles every controller once per replica, and looking
+// at every node and DaemonSet pod each time cost more than the
+// scheduling cycle.
+func (e *controllers) daemonSettled(k string, ds *appsv1.DaemonSet) bool {
+	m, ok := e.daemons[k]
+	if !ok || e.removals == nil || e.live == nil || m.ds != ds || m.removals != e.removals() || m.owned != len(e.owned[k]) {
+		return false
+	}
+	return slices.Equal(m.nodes, e.c.Nodes)
+}
+
+// markDaemon notes what the DaemonSet's controller saw, once it ran in a
+// world (a load's run has no removals to compare).
+func (e *controllers) markDaemon(k string, ds *appsv1.DaemonSet) {
+	if e.removals == nil || e.live == nil {
+		return
+	}
+	if e.daemons == nil {
+		e.daemons = map[string]daemonMark{}
+	}
+	e.daemons[k] = daemonMark{ds: ds, nodes: slices.Clone(e.c.Nodes), removals: e.removals(), owned: len(e.owned[k])}
 }
 
 // daemonPodNode is the node a daemon pod runs on or is pinned to.
