@@ -49,8 +49,16 @@ does not fit.
 
 With --headroom, it answers --workload's question for every Deployment,
 ReplicaSet, StatefulSet, ReplicationController and Job of the input, each
-alone (the cluster simulated afresh for each, the other workloads as they
-are): one table, one JSON.
+alone, the other workloads as they are: one table, each row written as it
+is known, or one JSON. The cluster is simulated once; a workload whose
+replicas each node takes whatever the others hold (requests, pod slots,
+host ports, anti-affinity to itself per node, claims provisioned where
+the pod lands) is counted from that simulation, each node's room summed,
+the next replica's reason asked of the scheduler with every node holding
+its room; any other (hard topology spread, pod affinity, claims bound at
+once, a simulation that left pods pending) is simulated afresh and scaled
+one replica at a time, as many at once as there are CPUs: the same
+answer.
 
 With --node-types FILE (Node manifests, each a node type with the annotation
 simulation.kubesched.io/hourly-cost, a decimal price per hour, and optionally
@@ -175,7 +183,7 @@ gives no answer: capacity says so and exits non-zero.`,
 					questions.NodeTypesOptions{Target: target, ResourcesIgnored: resourcesIgnored(cc.ComponentConfig)})
 			}
 			if headroom {
-				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output)
+				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output, cc.ComponentConfig)
 			}
 			if workload != "" {
 				return capacityOfWorkload(cmd.Context(), s, opts.Files, workload, loadOptions(cc.Config), newWorld, progress, max, opts.Output, shown)
@@ -367,27 +375,6 @@ func addedTotals(r *questions.NodeTypesResult) (nodes, pods int) {
 	return nodes, pods
 }
 
-// capacityHeadroom answers capacity --headroom.
-func capacityHeadroom(ctx context.Context, s streams, load func() (*simcluster.Cluster, error), newWorld func(*simcluster.Cluster) (*simulator.World, error), progress *questionProgress, max int, output string) error {
-	set, stop := stepProgress(s, progress, true)
-	res, err := questions.Headroom(ctx, load, newWorld, max, func(i, n int, wl simcluster.Workload) {
-		set(fmt.Sprintf("workload %d of %d (%s)", i+1, n, wl))
-	})
-	stop()
-	if err != nil {
-		return err
-	}
-	if output == "json" {
-		return writeJSON(s, res)
-	}
-	tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tNAMESPACE\tNAME\tMORE\tHPA MAX\tREASON")
-	for _, h := range res.Workloads {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", h.Kind, h.Namespace, h.Name, h.More, hpaMax(h.HPA), h.Reason)
-	}
-	return tw.Flush()
-}
-
 func writeCapacity(s streams, r *questions.CapacityResult, maxCopies int, show report.ExplainShow) {
 	unit := "COPIES"
 	if r.GangPods > 0 {
@@ -447,16 +434,4 @@ func writeCapacity(s streams, r *questions.CapacityResult, maxCopies int, show r
 	} else {
 		fmt.Fprintf(s.out, "Stopped at --max %d; more may fit.\n", maxCopies)
 	}
-}
-
-// hpaMax is the HPA MAX cell: whether the workload's HPA can scale it to
-// its maxReplicas ("12 fit", "12: 4 short"), "-" without an HPA.
-func hpaMax(h *questions.HPAHeadroom) string {
-	switch {
-	case h == nil:
-		return "-"
-	case h.Short == 0:
-		return fmt.Sprintf("%d fit", h.MaxReplicas)
-	}
-	return fmt.Sprintf("%d: %d short", h.MaxReplicas, h.Short)
 }

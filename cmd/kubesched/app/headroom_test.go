@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kubesched/kubesched/internal/simulator/questions"
 )
 
 // splitWorkload returns the documents of a manifest without the workload
@@ -93,6 +96,67 @@ func TestHeadroomRefusesWhatItCannotAnswer(t *testing.T) {
 			code, _, errOut := run(t, tt.args...)
 			if code == 0 || !strings.Contains(errOut, tt.wantStderr) {
 				t.Errorf("exit %d, stderr %q; want non-zero and %q", code, errOut, tt.wantStderr)
+			}
+		})
+	}
+}
+
+// The table's rows are -o json's, in the input's order (each written as
+// it is known), every cell under its column's header.
+func TestHeadroomTableRowsAreTheJSONRowsUnderTheirHeaders(t *testing.T) {
+	tests := []struct {
+		name  string
+		files func(t *testing.T) []string
+	}{
+		{name: "Deployments with HPAs, one short of its maxReplicas", files: func(t *testing.T) []string { return []string{hpaCluster(t)} }},
+		{name: "the example's Deployment, StatefulSet and Job", files: func(*testing.T) []string {
+			return []string{"../../../examples/cluster.yaml", "../../../examples/workloads.yaml"}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args []string
+			for _, f := range tt.files(t) {
+				args = append(args, "-f", f)
+			}
+			code, out, errOut := run(t, append([]string{"capacity", "--headroom", "-o", "json"}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var res questions.HeadroomResult
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			code, table, errOut := run(t, append([]string{"capacity", "--headroom"}, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+			if len(lines) != len(res.Workloads)+1 {
+				t.Fatalf("%d lines, want a header and %d rows:\n%s", len(lines), len(res.Workloads), table)
+			}
+			headers := []string{"KIND", "NAMESPACE", "NAME", "MORE", "HPA MAX", "REASON"}
+			starts := make([]int, len(headers))
+			from := 0
+			for i, h := range headers {
+				at := strings.Index(lines[0][from:], h)
+				if at < 0 {
+					t.Fatalf("header %q: no %s after column %d", lines[0], h, i)
+				}
+				starts[i], from = from+at, from+at+len(h)
+			}
+			for i, h := range res.Workloads {
+				want := []string{h.Kind, h.Namespace, h.Name, strconv.Itoa(h.More), hpaMax(h.HPA), h.Reason}
+				line := lines[i+1]
+				for c := range headers {
+					end := len(line)
+					if c+1 < len(starts) {
+						end = starts[c+1]
+					}
+					if got := strings.TrimSpace(line[starts[c]:end]); got != want[c] {
+						t.Errorf("row %d, column %s: %q, want %q (-o json's)\n%s", i+1, headers[c], got, want[c], table)
+					}
+				}
 			}
 		})
 	}

@@ -3,6 +3,8 @@ package questions
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,6 +25,13 @@ import (
 // it is (World.ScheduleNow), as Capacity places its copies. Its pods never
 // preempt, as capacity's copies.
 func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name string, limit int) (*CapacityResult, error) {
+	return workloadCapacity(ctx, w, kind, ns, name, limit, true, nil)
+}
+
+// workloadCapacity is WorkloadCapacity; explain false leaves the next
+// replica's explanation out (its message stays), and placed, when set,
+// counts the replicas placed as they are.
+func workloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name string, limit int, explain bool, placed *atomic.Int64) (*CapacityResult, error) {
 	if ns == "" {
 		ns = v1.NamespaceDefault
 	}
@@ -30,39 +39,14 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 	if i < 0 {
 		return nil, fmt.Errorf("no %s %s/%s in the cluster", kind, ns, name)
 	}
-	never := v1.PreemptNever
-	var replicas func() int32
-	switch o := w.Cluster.WorkloadObject(i).(type) {
-	case *appsv1.Deployment:
-		o.Spec.Template.Spec.PreemptionPolicy = &never
-		replicas = func() int32 { return deref32(o.Spec.Replicas) }
-	case *appsv1.ReplicaSet:
-		o.Spec.Template.Spec.PreemptionPolicy = &never
-		replicas = func() int32 { return deref32(o.Spec.Replicas) }
-	case *appsv1.StatefulSet:
-		o.Spec.Template.Spec.PreemptionPolicy = &never
-		replicas = func() int32 { return deref32(o.Spec.Replicas) }
-	case *v1.ReplicationController:
-		if o.Spec.Template != nil {
-			o.Spec.Template.Spec.PreemptionPolicy = &never
+	if j, ok := w.Cluster.WorkloadObject(i).(*batchv1.Job); ok {
+		if members := gangMembers(w, j); members > 0 {
+			return gangCapacity(ctx, w, j, members, limit)
 		}
-		replicas = func() int32 { return deref32(o.Spec.Replicas) }
-	case *batchv1.Job:
-		if members := gangMembers(w, o); members > 0 {
-			return gangCapacity(ctx, w, o, members, limit)
-		}
-		o.Spec.Template.Spec.PreemptionPolicy = &never
-		o.Spec.Completions = nil // room for parallel pods, not a run to completion
-		replicas = func() int32 { return deref32(o.Spec.Parallelism) }
-	default:
-		return nil, fmt.Errorf("%s %s/%s: capacity scales Deployments, ReplicaSets, StatefulSets, ReplicationControllers and Jobs (a DaemonSet runs one pod per node)", kind, ns, name)
 	}
-	// A Deployment's ReplicaSet was made from the template before the
-	// policy was set: its template gets it too.
-	if kind == "Deployment" {
-		for _, rs := range w.Cluster.ReplicaSetsOf(ns, name) {
-			rs.Spec.Template.Spec.PreemptionPolicy = &never
-		}
+	replicas, _, err := neverPreempt(w, i, cluster.Workload{Kind: kind, Namespace: ns, Name: name})
+	if err != nil {
+		return nil, err
 	}
 	if err := w.Run(ctx); err != nil {
 		return nil, err
@@ -104,6 +88,9 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 			if !had[k] {
 				had[k] = true
 				res.Fits++
+				if placed != nil {
+					placed.Add(1)
+				}
 				res.Nodes[p.Spec.NodeName]++
 				if z := zoneOf[p.Spec.NodeName]; z != "" {
 					res.Zones[z]++
@@ -113,6 +100,10 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 		if pending != nil {
 			if _, created := w.Store.GetPod(pending.Namespace, pending.Name); !created {
 				res.Next = &NextCopy{Message: fmt.Sprintf("pod %s is not created: its StatefulSet waits for the pod before it to run", cluster.PodKey(pending))}
+				break
+			}
+			if !explain {
+				res.Next = &NextCopy{Message: replicaMessage(pending)}
 				break
 			}
 			var err error
@@ -126,6 +117,62 @@ func WorkloadCapacity(ctx context.Context, w *simulator.World, kind, ns, name st
 		return nil, err
 	}
 	return res, nil
+}
+
+// neverPreempt readies workload wl, of index i (WorkloadIndex), to be
+// scaled up as capacity counts its replicas: its template's pods never
+// preempt (a Deployment's ReplicaSets' templates too), a Job's
+// completions are cleared (room for parallel pods, not a run to
+// completion). It returns the workload's replica count as the scale step
+// reads it, and what undoes the change.
+func neverPreempt(w *simulator.World, i int, wl cluster.Workload) (replicas func() int32, undo func(), err error) {
+	never := v1.PreemptNever
+	var undos []func()
+	set := func(spec *v1.PodSpec) {
+		was := spec.PreemptionPolicy
+		spec.PreemptionPolicy = &never
+		undos = append(undos, func() { spec.PreemptionPolicy = was })
+	}
+	switch o := w.Cluster.WorkloadObject(i).(type) {
+	case *appsv1.Deployment:
+		set(&o.Spec.Template.Spec)
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+		// Its ReplicaSet was made from the template before the policy
+		// was set: its template gets it too.
+		for _, rs := range w.Cluster.ReplicaSetsOf(o.Namespace, o.Name) {
+			set(&rs.Spec.Template.Spec)
+		}
+	case *appsv1.ReplicaSet:
+		set(&o.Spec.Template.Spec)
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+	case *appsv1.StatefulSet:
+		set(&o.Spec.Template.Spec)
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+	case *v1.ReplicationController:
+		if o.Spec.Template != nil {
+			set(&o.Spec.Template.Spec)
+		}
+		replicas = func() int32 { return deref32(o.Spec.Replicas) }
+	case *batchv1.Job:
+		set(&o.Spec.Template.Spec)
+		was := o.Spec.Completions
+		o.Spec.Completions = nil // room for parallel pods, not a run to completion
+		undos = append(undos, func() { o.Spec.Completions = was })
+		replicas = func() int32 { return deref32(o.Spec.Parallelism) }
+	default:
+		return nil, nil, fmt.Errorf("%s: capacity scales Deployments, ReplicaSets, StatefulSets, ReplicationControllers and Jobs (a DaemonSet runs one pod per node)", wl)
+	}
+	return replicas, func() {
+		for _, u := range undos {
+			u()
+		}
+	}, nil
+}
+
+// replicaMessage is why replica p was not placed: its FitError, with the
+// preemption part said as capacity's replicas do not preempt.
+func replicaMessage(p *v1.Pod) string {
+	return strings.Replace(scheduledMessage(p), notEligibleNever, replicasDoNotPreempt, 1)
 }
 
 func deref32(p *int32) int32 {

@@ -3,8 +3,14 @@ package questions
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -59,12 +65,49 @@ func ownedByDeployment(c *cluster.Cluster, wl cluster.Workload) bool {
 	return ref != nil && ref.Kind == "Deployment" && c.WorkloadIndex("Deployment", wl.Namespace, ref.Name) >= 0
 }
 
+// HeadroomOptions are how Headroom counts and tells.
+type HeadroomOptions struct {
+	// Limit is how many more replicas of a workload are counted at most
+	// (an HPA's workload: up to its maxReplicas at least).
+	Limit int
+	// Config is the scheduler's configuration; without it every
+	// workload is counted one replica at a time.
+	Config *configv1.KubeSchedulerConfiguration
+	// Workers is how many workloads are counted one replica at a time at
+	// once, each in its own world (0: GOMAXPROCS).
+	Workers int
+	// Planned, when set, is given the rows to come (kind, namespace,
+	// name, HPA) before any is counted; Row, each row when it and every
+	// row before it are known, in order.
+	Planned func(rows []WorkloadHeadroom)
+	Row     func(h WorkloadHeadroom)
+	// Progress, when set, follows the count.
+	Progress *HeadroomProgress
+}
+
+// HeadroomProgress is how far Headroom is, safe to read while it runs.
+type HeadroomProgress struct {
+	// Workloads is how many workloads are to be answered, Answered how
+	// many are.
+	Workloads, Answered atomic.Int64
+	// Settled is how many were counted from the cluster simulated once;
+	// Alone, how many are being counted one replica at a time in worlds
+	// of their own, and Placed the replicas those placed so far.
+	Settled, Alone, Placed atomic.Int64
+}
+
 // Headroom answers, for every Deployment, ReplicaSet (not owned by a
 // Deployment of the input), StatefulSet, ReplicationController and Job of
-// the cluster, what WorkloadCapacity answers for it alone: the cluster is
-// loaded and simulated afresh for each, the others left as they are.
-// started, when set, is told of each workload as its count begins.
-func Headroom(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), limit int, started func(i, n int, w cluster.Workload)) (*HeadroomResult, error) {
+// the cluster, what WorkloadCapacity answers for it alone, the others
+// left as they are (without the next replica's explanation).
+//
+// The cluster is simulated once. A workload whose replicas each node
+// takes independently of the others is counted from that settled world
+// (headroom_fast.go): the same count and reason as one replica at a
+// time. Every other workload is counted as WorkloadCapacity counts it, in
+// a world of its own loaded and simulated afresh, o.Workers of them at
+// once.
+func Headroom(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), o HeadroomOptions) (*HeadroomResult, error) {
 	first, err := load()
 	if err != nil {
 		return nil, err
@@ -78,44 +121,129 @@ func Headroom(ctx context.Context, load func() (*cluster.Cluster, error), newWor
 	if len(todo) == 0 {
 		return nil, fmt.Errorf("the input has no Deployment, ReplicaSet, StatefulSet, ReplicationController or Job: no workload to add replicas to")
 	}
-	res := &HeadroomResult{Workloads: []WorkloadHeadroom{}}
+	progress := o.Progress
+	if progress == nil {
+		progress = &HeadroomProgress{}
+	}
+	progress.Workloads.Store(int64(len(todo)))
+	// The rows as planned: an HPA's workload is counted up to its
+	// maxReplicas at least.
+	rows := make([]WorkloadHeadroom, len(todo))
+	limits := make([]int, len(todo))
 	for i, wl := range todo {
-		if started != nil {
-			started(i, len(todo), wl)
+		rows[i] = WorkloadHeadroom{Kind: wl.Kind, Namespace: wl.Namespace, Name: wl.Name}
+		limits[i] = o.Limit
+		if hpa, replicas := first.HPAOf(wl.Kind, wl.Namespace, wl.Name); hpa != nil {
+			rows[i].HPA = &HPAHeadroom{Name: hpa.Name, Replicas: replicas, MaxReplicas: hpa.Spec.MaxReplicas}
+			limits[i] = max(o.Limit, int(hpa.Spec.MaxReplicas-replicas))
 		}
-		c := first
-		if i > 0 {
-			// WorkloadCapacity changes the cluster it runs: each workload
-			// gets a fresh one.
-			if c, err = load(); err != nil {
-				return nil, err
+	}
+	if o.Planned != nil {
+		o.Planned(slices.Clone(rows))
+	}
+	var mu sync.Mutex
+	known := make([]bool, len(todo))
+	next := 0
+	answer := func(i, more int, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		rows[i].More, rows[i].Reason = more, reason
+		if h := rows[i].HPA; h != nil {
+			h.Short = max(0, int(h.MaxReplicas-h.Replicas)-more)
+		}
+		known[i] = true
+		progress.Answered.Add(1)
+		for ; next < len(rows) && known[next]; next++ {
+			if o.Row != nil {
+				o.Row(rows[next])
 			}
 		}
-		w, err := newWorld(c)
-		if err != nil {
-			return nil, err
-		}
-		// An HPA's workload is counted up to its maxReplicas at least.
-		hpa, replicas := c.HPAOf(wl.Kind, wl.Namespace, wl.Name)
-		wlLimit := limit
-		if hpa != nil {
-			wlLimit = max(limit, int(hpa.Spec.MaxReplicas-replicas))
-		}
-		r, err := WorkloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, wlLimit)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", wl, err)
-		}
-		h := WorkloadHeadroom{Kind: wl.Kind, Namespace: wl.Namespace, Name: wl.Name, More: r.Fits}
-		if hpa != nil {
-			h.HPA = &HPAHeadroom{Name: hpa.Name, Replicas: replicas, MaxReplicas: hpa.Spec.MaxReplicas,
-				Short: max(0, int(hpa.Spec.MaxReplicas-replicas)-r.Fits)}
-		}
-		if r.Next != nil {
-			h.Reason = r.Next.Message
-		} else {
-			h.Reason = fmt.Sprintf("stopped at --max %d; more may fit", wlLimit)
-		}
-		res.Workloads = append(res.Workloads, h)
 	}
-	return res, nil
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	// The workloads that can only be counted alone start at once, the
+	// others once the cluster is simulated.
+	sh := newShapes(first, o.Config)
+	alone := make(chan int, len(todo))
+	fromSettled := make([]int, 0, len(todo))
+	for i, wl := range todo {
+		if sh.alone(wl) {
+			alone <- i
+		} else {
+			fromSettled = append(fromSettled, i)
+		}
+	}
+	for range workers {
+		g.Go(func() error {
+			for i := range alone {
+				more, reason, err := headroomAlone(gctx, load, newWorld, todo[i], limits[i], progress)
+				if err != nil {
+					return fmt.Errorf("%s: %w", todo[i], err)
+				}
+				answer(i, more, reason)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(alone)
+		if len(fromSettled) == 0 {
+			return nil
+		}
+		w, err := newWorld(first)
+		if err != nil {
+			return err
+		}
+		if err := w.Run(gctx); err != nil {
+			return err
+		}
+		s := newSettled(w, sh)
+		for _, i := range fromSettled {
+			wl := todo[i]
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			more, reason, ok, err := s.headroom(gctx, wl, limits[i])
+			if err != nil {
+				return fmt.Errorf("%s: %w", wl, err)
+			}
+			if !ok {
+				alone <- i
+				continue
+			}
+			progress.Settled.Add(1)
+			answer(i, more, reason)
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return &HeadroomResult{Workloads: rows}, nil
+}
+
+// headroomAlone counts workload wl's headroom as WorkloadCapacity does,
+// in a world of its own: the cluster loaded and simulated afresh.
+func headroomAlone(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), wl cluster.Workload, limit int, progress *HeadroomProgress) (int, string, error) {
+	progress.Alone.Add(1)
+	defer progress.Alone.Add(-1)
+	c, err := load()
+	if err != nil {
+		return 0, "", err
+	}
+	w, err := newWorld(c)
+	if err != nil {
+		return 0, "", err
+	}
+	r, err := workloadCapacity(ctx, w, wl.Kind, wl.Namespace, wl.Name, limit, false, &progress.Placed)
+	if err != nil {
+		return 0, "", err
+	}
+	if r.Next != nil {
+		return r.Fits, r.Next.Message, nil
+	}
+	return r.Fits, fmt.Sprintf("stopped at --max %d; more may fit", limit), nil
 }
