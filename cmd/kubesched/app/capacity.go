@@ -27,6 +27,7 @@ import (
 func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	var max, maxNodes int
+	var balanceZones bool
 	var show string
 	var addNodes, workload, nodeTypes string
 	var headroom bool
@@ -180,7 +181,7 @@ gives no answer: capacity says so and exits non-zero.`,
 					target = questions.OfWorkload(wl.Kind, wl.Namespace, wl.Name)
 				}
 				return capacityNodeTypes(cmd.Context(), s, nodeTypes, load, newWorld, progress, maxNodes, opts.Output,
-					questions.NodeTypesOptions{Target: target, ResourcesIgnored: resourcesIgnored(cc.ComponentConfig)})
+					questions.NodeTypesOptions{Target: target, ResourcesIgnored: resourcesIgnored(cc.ComponentConfig), BalanceZones: balanceZones})
 			}
 			if headroom {
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output, cc.ComponentConfig)
@@ -216,6 +217,7 @@ gives no answer: capacity says so and exits non-zero.`,
 	in.BoolVar(&headroom, "headroom", false, "Answer --workload's question for every Deployment, ReplicaSet, StatefulSet, ReplicationController and Job of the input, each alone.")
 	in.StringVar(&addNodes, "add-nodes", "", "A file holding a Node: answer how many nodes like it to add so that every pending pod is scheduled.")
 	in.StringVar(&nodeTypes, "node-types", "", "A file of Node manifests, each a node type with its price ("+questions.HourlyCostAnnotation+") and optionally its zones ("+questions.ZonesAnnotation+") and a limit per zone ("+questions.MaxPerZoneAnnotation+"): answer a cheap set of new nodes that schedules every pending pod.")
+	in.BoolVar(&balanceZones, "balance-zones", false, "With --node-types, spread each type's nodes evenly over the zones it is offered in (counts differing by one at most, as cluster-autoscaler's --balance-similar-node-groups), adding nodes where an even split leaves pods pending.")
 	in.IntVar(&maxNodes, "max-nodes", 1000, "With --add-nodes, give up past this many nodes; with --node-types, the limit per type and zone of the types without one.")
 	addFlagSets(cmd, fss)
 	return cmd
@@ -340,9 +342,15 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%d\n", a.Type, a.Zone, a.Count, a.HourlyCost, a.Pods)
 		}
 		tw.Flush()
+		if res.LowerBound > 0 {
+			fmt.Fprintf(s.out, "\nNo answer costs less than %g per hour (fractional nodes holding the pending pods' requests): this one is %.1f%% above that bound.\n", res.LowerBound, 100*(res.HourlyCost/res.LowerBound-1))
+		}
 		if placed > res.Scheduled {
 			fmt.Fprintf(s.out, "\nPODS counts every pod the simulation placed on the new nodes (%d, DaemonSet pods aside), not only the %d they are added for: with the nodes there from the start, the scheduler also puts there pods that would otherwise run on existing nodes.\n", placed, res.Scheduled)
 		}
+	}
+	if len(res.Limits) > 0 {
+		fmt.Fprintf(s.out, "\nThe search stopped at the limit of: %s (%s, or --max-nodes).\n", strings.Join(res.Limits, ", "), questions.MaxPerZoneAnnotation)
 	}
 	if len(res.Pending) > 0 {
 		fmt.Fprintf(s.out, "\n%s no node type can run:\n\n", report.Plural(len(res.Pending), "pod"))
