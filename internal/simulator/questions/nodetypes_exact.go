@@ -1,7 +1,9 @@
 package questions
 
 import (
+	"errors"
 	v1 "k8s.io/api/core/v1"
+	"sync"
 
 	"slices"
 	"sort"
@@ -15,7 +17,7 @@ const (
 	exactMaxPods    = 80
 	exactMaxCands   = 12
 	exactMaxVectors = 20000
-	exactMaxSims    = 400
+	exactMaxSims    = 800
 )
 
 // exact looks, on a small question, for the cheapest acceptable counts
@@ -145,17 +147,30 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 		}
 		return list[a].nodes < list[b].nodes
 	})
-	for n, v := range list {
-		if n >= exactMaxSims {
-			break
+	// In batches of one vector per core (each simulation is a whole
+	// cluster of its own), the first acceptable in the list's order.
+	list = list[:min(len(list), exactMaxSims)]
+	for at := 0; at < len(list); at += s.workers {
+		batch := list[at:min(len(list), at+s.workers)]
+		worlds := make([]*nodeTypeWorld, len(batch))
+		errs := make([]error, len(batch))
+		var wg sync.WaitGroup
+		for b, v := range batch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				worlds[b], errs[b] = s.eval(v.counts)
+			}()
 		}
-		w, err := s.eval(v.counts)
-		if err != nil {
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			return nil, nil, err
 		}
-		if s.acceptable(w) {
-			s.trace("exact", v.counts, w)
-			return v.counts, w, nil
+		for b, w := range worlds {
+			if s.acceptable(w) {
+				s.trace("exact", batch[b].counts, w)
+				return batch[b].counts, w, nil
+			}
 		}
 	}
 	return counts, cur, nil
