@@ -172,6 +172,10 @@ type nodeTypeWorld struct {
 	// node's candidate: the pods that took their room need another node
 	// of it.
 	onNew map[*v1.Pod]int
+	// free is, in a simulation without new nodes, the room the existing
+	// nodes have left, summed over them, in milli-units (the exact
+	// search's room test: pending pods may land there once others move).
+	free map[v1.ResourceName]int64
 	nodes []newNode
 }
 
@@ -291,6 +295,9 @@ func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorl
 	out := &nodeTypeWorld{pending: unplaced(w, pods, s.target, added), placed: make([]int, len(counts)),
 		placedAll: make([]int, len(counts)), placedRequests: make([]map[v1.ResourceName]int64, len(counts))}
 	out.pendingPods, out.spread = pendingAndSpread(w, pods, out.pending)
+	if len(joined) == 0 {
+		out.free = freeRoom(w)
+	}
 	for _, p := range out.pendingPods {
 		if i, ok := owner[cluster.DaemonPodNode(p)]; ok && cluster.IsDaemonSetPod(p) {
 			if out.onNew == nil {

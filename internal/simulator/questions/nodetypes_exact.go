@@ -2,11 +2,14 @@ package questions
 
 import (
 	"errors"
-	v1 "k8s.io/api/core/v1"
-	"sync"
-
 	"slices"
 	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubesched/kubesched/internal/simulator"
 )
 
 // The exact search's bounds: it runs on questions of at most
@@ -62,6 +65,12 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 			if ok {
 				users[i]++
 			}
+		}
+	}
+	// The existing nodes' room left may take some of it.
+	for r, q := range before.free {
+		if j, ok := space.resAt[r]; ok {
+			need[j] = max(0, need[j]-q)
 		}
 	}
 	ub := make([]int, len(cands))
@@ -174,4 +183,31 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 		}
 	}
 	return counts, cur, nil
+}
+
+// freeRoom is the room w's nodes have left, summed over them, in
+// milli-units (pods: their count).
+func freeRoom(w *simulator.World) map[v1.ResourceName]int64 {
+	out := map[v1.ResourceName]int64{}
+	used := map[string]map[v1.ResourceName]int64{}
+	for _, p := range w.Store.Pods() {
+		if p.Spec.NodeName == "" || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		u := used[p.Spec.NodeName]
+		if u == nil {
+			u = map[v1.ResourceName]int64{}
+			used[p.Spec.NodeName] = u
+		}
+		for r, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			u[r] += q.MilliValue()
+		}
+		u[v1.ResourcePods] += 1000
+	}
+	for _, n := range w.Store.Nodes() {
+		for r, q := range n.Status.Allocatable {
+			out[r] += max(0, q.MilliValue()-used[n.Name][r])
+		}
+	}
+	return out
 }
