@@ -175,7 +175,7 @@ type nodeTypeWorld struct {
 	// free is, in a simulation without new nodes, the room the existing
 	// nodes have left, summed over them, in milli-units (the exact
 	// search's room test: pending pods may land there once others move).
-	free map[v1.ResourceName]int64
+	free  map[v1.ResourceName]int64
 	nodes []newNode
 }
 
