@@ -436,19 +436,10 @@ func (s *packSpace) pack(pods []*v1.Pod, have map[string]map[string]int, onNew m
 	grouped := slices.Clone(add)
 	s.settleGroups(rest, used, grouped, maps.Clone(perZone))
 	together := plus(add, s.firstFit(rest, plus(used, add)))
-	if s.costOf(together) < s.costOf(grouped) {
+	if costOf(s.types, together) < costOf(s.types, grouped) {
 		return together
 	}
 	return grouped
-}
-
-// costOf is what counts cost per hour.
-func (s *packSpace) costOf(counts []int) float64 {
-	c := 0.0
-	for i, k := range counts {
-		c += float64(k) * s.types[i].Cost
-	}
-	return c
 }
 
 // settleGroups adds to add the nodes of items grouped by their
@@ -600,20 +591,6 @@ func (s *packSpace) holds(i int, n *vnode) bool {
 		}
 	}
 	return true
-}
-
-// slack is how much room candidate i would have left with it on n: the
-// sum over resources of the share of each left.
-func (s *packSpace) slack(n *vnode, it *packItem, i int) float64 {
-	out := 0.0
-	for j, d := range it.demand {
-		r := s.room[i][j]
-		if r <= 0 || r >= 1<<61 {
-			continue
-		}
-		out += float64(r-n.used[j]-d) / float64(r)
-	}
-	return out
 }
 
 // perNode is what the packer's relaxation adds to each node's price: a

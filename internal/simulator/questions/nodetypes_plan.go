@@ -393,10 +393,13 @@ func (s *nodeTypeSearch) finish(counts []int, cur *nodeTypeWorld) ([]int, *nodeT
 }
 
 // cost is what counts cost per hour.
-func (s *nodeTypeSearch) cost(counts []int) float64 {
+func (s *nodeTypeSearch) cost(counts []int) float64 { return costOf(s.types, counts) }
+
+// costOf is what counts of types cost per hour.
+func costOf(types []NodeType, counts []int) float64 {
 	c := 0.0
 	for i, k := range counts {
-		c += float64(k) * s.types[i].Cost
+		c += float64(k) * types[i].Cost
 	}
 	return c
 }
@@ -404,16 +407,30 @@ func (s *nodeTypeSearch) cost(counts []int) float64 {
 // pruneEmpty leaves out the new nodes of cur that hold no pod but
 // DaemonSet pods, when the scheduler then leaves no more pods pending.
 func (s *nodeTypeSearch) pruneEmpty(counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
-	for range 3 {
-		next := append([]int(nil), counts...)
-		empty := 0
+	counts, cur, err := s.keepWhileNoWorse(counts, cur, func(next []int, cur *nodeTypeWorld) bool {
+		empty := false
 		for _, n := range cur.nodes {
 			if len(n.pods) == 0 && next[n.cand] > 0 {
 				next[n.cand]--
-				empty++
+				empty = true
 			}
 		}
-		if empty == 0 {
+		return empty
+	})
+	if err == nil {
+		s.trace("pruned", counts, cur)
+	}
+	return counts, cur, err
+}
+
+// keepWhileNoWorse applies change to a copy of counts (it says whether it
+// changed anything, from cur, counts' simulation), keeps the result while
+// the scheduler then leaves no more pods pending, and tries again from
+// it, three times at most.
+func (s *nodeTypeSearch) keepWhileNoWorse(counts []int, cur *nodeTypeWorld, change func(next []int, cur *nodeTypeWorld) bool) ([]int, *nodeTypeWorld, error) {
+	for range 3 {
+		next := slices.Clone(counts)
+		if !change(next, cur) {
 			break
 		}
 		w, err := s.eval(next)
@@ -425,7 +442,6 @@ func (s *nodeTypeSearch) pruneEmpty(counts []int, cur *nodeTypeWorld) ([]int, *n
 		}
 		counts, cur = next, w
 	}
-	s.trace("pruned", counts, cur)
 	return counts, cur, nil
 }
 
@@ -434,8 +450,7 @@ func (s *nodeTypeSearch) pruneEmpty(counts []int, cur *nodeTypeWorld) ([]int, *n
 // and keeps the change when the scheduler then leaves no more pods
 // pending.
 func (s *nodeTypeSearch) shrink(space *packSpace, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
-	for range 3 {
-		next := append([]int(nil), counts...)
+	return s.keepWhileNoWorse(counts, cur, func(next []int, cur *nodeTypeWorld) bool {
 		changed := false
 		for _, n := range cur.nodes {
 			if len(n.pods) == 0 {
@@ -449,19 +464,8 @@ func (s *nodeTypeSearch) shrink(space *packSpace, counts []int, cur *nodeTypeWor
 			next[j]++
 			changed = true
 		}
-		if !changed {
-			break
-		}
-		w, err := s.eval(next)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(w.pending) > len(cur.pending) {
-			break
-		}
-		counts, cur = next, w
-	}
-	return counts, cur, nil
+		return changed
+	})
 }
 
 // cheapestHolding is the cheapest candidate in n's zone that every pod of
@@ -585,13 +589,4 @@ func (s *nodeTypeSearch) balance(counts []int, cur *nodeTypeWorld) ([]int, *node
 		return counts, cur, err
 	}
 	return c, w, nil
-}
-
-// spread is how far apart the counts of the candidates at are.
-func spread(counts []int, at []int) int {
-	lo, hi := math.MaxInt, 0
-	for _, i := range at {
-		lo, hi = min(lo, counts[i]), max(hi, counts[i])
-	}
-	return hi - lo
 }
