@@ -61,6 +61,8 @@ type pacer struct {
 	starting bool
 	goal     int64
 	loading  int
+	// searching counts the searches under way (Searching).
+	searching int
 	// live is the heap the last collection left live (outside the
 	// starting heap); watching: a function is armed to read it.
 	live     uint64
@@ -83,6 +85,20 @@ func StartingHeap(goal int64) { std.startingHeap(goal) }
 // Loading runs the collector at GOGC=400 until the returned function is
 // called, unless the starting heap is in force.
 func Loading() (done func()) { return std.whileLoading() }
+
+// SearchCeiling is the memory limit while a search runs (Searching),
+// unless 1.5 times the live heap is more.
+const SearchCeiling = 3 << 29
+
+// Searching runs the collector at GOGC=400, with a memory limit of
+// SearchCeiling, until the returned function is called (unless the
+// starting heap is in force): a search of capacity --node-types builds
+// one world of the whole cluster after another while the settled
+// cluster it starts from stays live, and at the usual limit (1.5 times a
+// live heap that a world's build doubles) most of its time went to
+// collecting. On a 15,000-node, 150,000-pod cluster, GOGC=400 with a
+// 1.8 GB limit halved the CPU time (291 s to 160 s).
+func Searching() (done func()) { return std.whileSearching() }
 
 func (p *pacer) startingHeap(goal int64) {
 	if p.userSet() {
@@ -118,7 +134,11 @@ func (p *pacer) afterGC() {
 
 // limit is the memory limit outside the starting heap.
 func (p *pacer) limit() int64 {
-	return max(Ceiling, 3*int64(min(p.live, math.MaxInt64/4))/2)
+	ceiling := int64(Ceiling)
+	if p.searching > 0 {
+		ceiling = SearchCeiling
+	}
+	return max(ceiling, 3*int64(min(p.live, math.MaxInt64/4))/2)
 }
 
 // watch arms afterPacedGC outside the starting heap.
@@ -144,18 +164,23 @@ func (p *pacer) afterPacedGC() {
 
 // percent is GOGC outside the starting heap.
 func (p *pacer) percent() int {
-	if p.loading > 0 {
+	if p.loading > 0 || p.searching > 0 {
 		return 400
 	}
 	return 100
 }
 
-func (p *pacer) whileLoading() func() {
+func (p *pacer) whileLoading() func() { return p.while(&p.loading) }
+
+func (p *pacer) whileSearching() func() { return p.while(&p.searching) }
+
+// while counts a phase in *n until the returned function is called.
+func (p *pacer) while(n *int) func() {
 	if p.userSet() {
 		return func() {}
 	}
 	p.mu.Lock()
-	p.loading++
+	*n++
 	if !p.starting {
 		p.setPercent(p.percent())
 		p.setLimit(p.limit())
@@ -167,7 +192,7 @@ func (p *pacer) whileLoading() func() {
 		once.Do(func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			p.loading--
+			*n--
 			if !p.starting {
 				p.setPercent(p.percent())
 				p.setLimit(p.limit())

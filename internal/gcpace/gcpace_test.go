@@ -52,6 +52,8 @@ func (r *fakeRuntime) knobs() knobs {
 		k.Limit = "ceiling"
 	case r.limit == 3*int64(r.live)/2 && r.limit > Ceiling:
 		k.Limit = "one and a half times the live heap"
+	case r.limit == SearchCeiling:
+		k.Limit = "search ceiling"
 	case r.limit != math.MaxInt64:
 		k.Limit = "goal"
 	}
@@ -74,6 +76,10 @@ func TestPacer(t *testing.T) {
 	var doneLoading func()
 	load := func(p *pacer, _ *fakeRuntime) { doneLoading = p.whileLoading() }
 	loaded := func(*pacer, *fakeRuntime) { doneLoading() }
+	var doneSearching func()
+	search := func(p *pacer, _ *fakeRuntime) { doneSearching = p.whileSearching() }
+	searched := func(*pacer, *fakeRuntime) { doneSearching() }
+	searching := knobs{Percent: 400, Limit: "search ceiling"}
 	tests := []struct {
 		name  string
 		user  bool
@@ -111,9 +117,17 @@ func TestPacer(t *testing.T) {
 				{gc(Ceiling), knobs{Percent: 100, Limit: "one and a half times the live heap"}}},
 		},
 		{
+			name:  "a search after the starting heap runs at GOGC=400 under the search ceiling, then as before",
+			steps: []step{{start, off}, {gc(goal), normal}, {search, searching}, {gc(goal), searching}, {searched, normal}},
+		},
+		{
+			name:  "a search past two thirds of the search ceiling is limited at one and a half times the live heap",
+			steps: []step{{search, searching}, {gc(SearchCeiling), knobs{Percent: 400, Limit: "one and a half times the live heap"}}, {searched, knobs{Percent: 100, Limit: "one and a half times the live heap"}}},
+		},
+		{
 			name:  "with GOGC or GOMEMLIMIT set, nothing is touched",
 			user:  true,
-			steps: []step{{start, untouched}, {load, untouched}, {gc(goal), untouched}, {loaded, untouched}},
+			steps: []step{{start, untouched}, {load, untouched}, {search, untouched}, {gc(goal), untouched}, {searched, untouched}, {loaded, untouched}},
 		},
 	}
 	for _, tc := range tests {

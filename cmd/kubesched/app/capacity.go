@@ -29,7 +29,7 @@ func newCapacityCommand(s streams, registry fwkruntime.Registry) *cobra.Command 
 	var max, maxNodes int
 	var balanceZones bool
 	var show string
-	var addNodes, workload, nodeTypes string
+	var addNodes, workload, nodeTypes, nodesJoin, cpuProfile string
 	var headroom bool
 	cmd := &cobra.Command{
 		Use:   "capacity -f CLUSTER_PATH (--pod POD_FILE [--max N] | --workload FILE [--max N] | --headroom [--max N] | --add-nodes NODE_FILE | --node-types FILE) [--config FILE] [-o table|json]",
@@ -92,6 +92,11 @@ gives no answer: capacity says so and exits non-zero.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			gcpace.StartingHeap(gcpace.DefaultStartingHeap) // a batch command: see gcpace
+			stopProfile, err := startProfile(cpuProfile, "")
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			given := 0
 			for _, f := range []string{opts.PodFile, addNodes, workload, nodeTypes} {
 				if f == workload && nodeTypes != "" {
@@ -116,6 +121,19 @@ gives no answer: capacity says so and exits non-zero.`,
 				if l.value < 1 {
 					return fmt.Errorf("%s: Invalid value: %d: must be 1 or more", l.flag, l.value)
 				}
+			}
+			settledMin := 0 // auto
+			switch nodesJoin {
+			case "auto":
+			case "start":
+				settledMin = -1
+			case "settled":
+				settledMin = 1
+			default:
+				return fmt.Errorf("--nodes-join: Unsupported value: %q: supported values: \"auto\", \"settled\", \"start\"", nodesJoin)
+			}
+			if nodesJoin != "auto" && nodeTypes == "" {
+				return fmt.Errorf("--nodes-join: only with --node-types")
 			}
 			if (headroom || nodeTypes != "") && slices.Contains(opts.Files, "-") {
 				return fmt.Errorf("--headroom and --node-types read the cluster once per simulation: give it as files, not -f -")
@@ -181,7 +199,7 @@ gives no answer: capacity says so and exits non-zero.`,
 					target = questions.OfWorkload(wl.Kind, wl.Namespace, wl.Name)
 				}
 				return capacityNodeTypes(cmd.Context(), s, nodeTypes, load, newWorld, progress, maxNodes, opts.Output,
-					questions.NodeTypesOptions{Target: target, ResourcesIgnored: resourcesIgnored(cc.ComponentConfig), BalanceZones: balanceZones})
+					questions.NodeTypesOptions{Target: target, ResourcesIgnored: resourcesIgnored(cc.ComponentConfig), BalanceZones: balanceZones, SettledMinNodes: settledMin})
 			}
 			if headroom {
 				return capacityHeadroom(cmd.Context(), s, load, newWorld, progress, max, opts.Output, cc.ComponentConfig)
@@ -218,7 +236,9 @@ gives no answer: capacity says so and exits non-zero.`,
 	in.StringVar(&addNodes, "add-nodes", "", "A file holding a Node: answer how many nodes like it to add so that every pending pod is scheduled.")
 	in.StringVar(&nodeTypes, "node-types", "", "A file of Node manifests, each a node type with its price ("+questions.HourlyCostAnnotation+") and optionally its zones ("+questions.ZonesAnnotation+") and a limit per zone ("+questions.MaxPerZoneAnnotation+"): answer a cheap set of new nodes that schedules every pending pod.")
 	in.BoolVar(&balanceZones, "balance-zones", false, "With --node-types, spread each type's nodes evenly over the zones it is offered in (counts differing by one at most, as cluster-autoscaler's --balance-similar-node-groups), adding nodes where an even split leaves pods pending.")
+	in.StringVar(&nodesJoin, "nodes-join", "auto", "With --node-types, when the new nodes join in the simulations that decide the answer: start (there from the start, as simulate of the cluster with them added decides), settled (once the scheduler has placed what the existing nodes take, as nodes an autoscaler adds for pending pods join: on a large cluster each simulation then schedules only the pods still pending) or auto (settled from 200 existing nodes, start below).")
 	in.IntVar(&maxNodes, "max-nodes", 1000, "With --add-nodes, give up past this many nodes; with --node-types, the limit per type and zone of the types without one.")
+	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command to this file.")
 	addFlagSets(cmd, fss)
 	return cmd
 }
@@ -335,7 +355,11 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		fmt.Fprintln(s.out, "No node type lets any pending pod schedule.")
 	default:
 		nodes, placed := addedTotals(res)
-		fmt.Fprintf(s.out, "Add %s (%g per hour): %s, checked by simulation.\n\n", report.Plural(nodes, "node"), res.HourlyCost, placedAndSpared(res.Scheduled, res.Spared))
+		checked := "checked by simulation"
+		if res.NodesJoin == questions.JoinSettled {
+			checked = "checked by simulation of the cluster as the scheduler leaves it, the new nodes joining it then (--nodes-join settled)"
+		}
+		fmt.Fprintf(s.out, "Add %s (%g per hour): %s, %s.\n\n", report.Plural(nodes, "node"), res.HourlyCost, placedAndSpared(res.Scheduled, res.Spared), checked)
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "TYPE\tZONE\tCOUNT\tHOURLY COST\tPODS")
 		for _, a := range res.Add {
@@ -345,7 +369,7 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		if res.LowerBound > 0 {
 			fmt.Fprintf(s.out, "\nNo answer costs less than %g per hour (fractional nodes holding the pending pods' requests): this one is %.1f%% above that bound.\n", res.LowerBound, 100*(res.HourlyCost/res.LowerBound-1))
 		}
-		if placed > res.Scheduled {
+		if placed > res.Scheduled && res.NodesJoin != questions.JoinSettled {
 			fmt.Fprintf(s.out, "\nPODS counts every pod the simulation placed on the new nodes (%d, DaemonSet pods aside), not only the %d they are added for: with the nodes there from the start, the scheduler also puts there pods that would otherwise run on existing nodes.\n", placed, res.Scheduled)
 		}
 	}

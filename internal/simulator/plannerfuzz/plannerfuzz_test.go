@@ -110,11 +110,12 @@ func TestPlannerOnTheSeedsItFailed(t *testing.T) {
 		{"a zone spread's pods are placed when nodes in its other zone place them", 68, false},
 		{"a new node's DaemonSet pods fit beside the pods it holds", 830, false},
 		{"no node is bought to hold its DaemonSet pods alone", 788, false},
-		// Found with the search of 4e86c27, open with 4960fd0.
+		// Found with the search of 4e86c27, open with 4960fd0 (538 fixed
+		// by comparing answers by the pods pending beyond the floor).
 		{"a new node's DaemonSet pod fits beside anti-affine pods", 64, true},
 		{"a new node's DaemonSet pods fit beside spread pods", 512, true},
 		{"an existing node's DaemonSet pod keeps its room when a new node can take a pod", 140, true},
-		{"pods pinned to a zone with a type offered there are placed in a greenfield cluster", 538, true},
+		{"pods pinned to a zone with a type offered there are placed in a greenfield cluster", 538, false},
 		{"a pinned pod is placed, and no node is bought for its agents alone", 724, true},
 		{"a pinned pod is placed when a type offered in its zone runs it", 749, true},
 	}

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/kubesched/kubesched/internal/gcpace"
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/loading"
@@ -132,7 +133,18 @@ type NodeTypesResult struct {
 	// Limits names the candidates whose limit the answer reached while
 	// pods stayed pending ("type in zone").
 	Limits []string `json:"limitsReached,omitempty"`
+	// NodesJoin says when the simulations that decided the answer had
+	// the new nodes join: JoinAtStart (there from the start, as simulate
+	// of the cluster with them added) or JoinSettled (once the scheduler
+	// has placed what the existing nodes take; nodetypes_settled.go).
+	NodesJoin string `json:"nodesJoin"`
 }
+
+// When the new nodes join, in the simulations of capacity --node-types.
+const (
+	JoinAtStart = "start"
+	JoinSettled = "settled"
+)
 
 // NodeTypeCount is how many nodes of a type to add in a zone, their cost
 // and the pods placed on them.
@@ -205,6 +217,9 @@ type nodeTypeSearch struct {
 	// new nodes' DaemonSet pods aside: an answer that leaves only pods of
 	// it pending leaves only pods some plan must leave (acceptable).
 	floorSet map[string]bool
+	// floorCost is the most the floor's simulations cost: no answer
+	// needs more nodes than they have.
+	floorCost float64
 
 	// memo holds the simulations done, by counts: a round's chosen counts
 	// were one of its tries, and dropping asks again for counts it has
@@ -215,6 +230,14 @@ type nodeTypeSearch struct {
 	// space is the packer's view of the candidates (not safe for
 	// concurrent use: the search's own goroutine only).
 	space *packSpace
+
+	// settledMin is the size, in existing nodes, from which the search
+	// runs on the settled cluster (0: never); settleFrom is the world
+	// without new nodes once simulated on such a cluster, settled the
+	// settled cluster made of it (nodetypes_settled.go).
+	settledMin int
+	settleFrom *simulator.World
+	settled    *settledBase
 }
 
 // eval simulates the cluster with counts[i] nodes of types[i] added, or
@@ -224,18 +247,28 @@ func (s *nodeTypeSearch) eval(counts []int) (*nodeTypeWorld, error) {
 	return s.evalWith(counts, false)
 }
 
+// agentsFirstPriority is system-node-critical's priority, which evalWith
+// gives the new nodes' DaemonSet pods when asked to place them first.
+const agentsFirstPriority = 2000001000
+
 // evalWith is eval; agentsFirst gives the new nodes' DaemonSet pods
 // system-node-critical's priority, so that they are placed before every
 // other pod (see setFloor).
 func (s *nodeTypeSearch) evalWith(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
-	key := fmt.Sprint(counts, agentsFirst)
+	settled := s.settled != nil && sumCounts(counts) > 0
+	key := fmt.Sprint(counts, agentsFirst, settled)
 	s.mu.Lock()
 	w, ok := s.memo[key]
 	s.mu.Unlock()
 	if ok {
 		return w, nil
 	}
-	w, err := s.simulate(counts, agentsFirst)
+	var err error
+	if settled {
+		w, err = s.simulateSettled(counts, agentsFirst)
+	} else {
+		w, err = s.simulate(counts, agentsFirst)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +306,7 @@ func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorl
 		return nil, err
 	}
 	if agentsFirst {
-		prio := int32(2000001000) // system-node-critical
+		prio := int32(agentsFirstPriority)
 		for _, p := range c.Pods {
 			if _, ok := owner[cluster.DaemonPodNode(p)]; ok && cluster.IsDaemonSetPod(p) {
 				p.Spec.Priority = &prio
@@ -287,6 +320,15 @@ func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorl
 	if err := w.Run(s.ctx); err != nil {
 		return nil, err
 	}
+	if len(joined) == 0 && s.settleFrom == nil && s.settledMin > 0 && len(c.Nodes) >= s.settledMin {
+		s.settleFrom = w // the world CheapestNodes settles (see settled)
+	}
+	return s.result(w, counts, owner, joined)
+}
+
+// result is what the world w, run with the new nodes joined (owner: the
+// candidate of each), left.
+func (s *nodeTypeSearch) result(w *simulator.World, counts []int, owner map[string]int, joined []*v1.Node) (*nodeTypeWorld, error) {
 	pods := w.PodResults()
 	added := make(map[string]bool, len(owner))
 	for n := range owner {
@@ -342,6 +384,10 @@ func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorl
 type NodeTypesOptions struct {
 	// Target says which pending pods count (nil: all).
 	Target func(*simulator.World, *v1.Pod) bool
+	// SettledMinNodes is the size, in existing nodes, from which the
+	// search runs on the settled cluster (nodetypes_settled.go); 0 means
+	// settledMinNodes, negative never.
+	SettledMinNodes int
 	// BalanceZones spreads each type's nodes evenly over the zones it is
 	// offered in (see balance).
 	BalanceZones bool
@@ -381,13 +427,16 @@ type NodeTypesOptions struct {
 // every step. The answer also carries the relaxation's cost, a lower
 // bound of any answer's (LowerBound), and the limits it reached.
 func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, opts NodeTypesOptions) (*NodeTypesResult, error) {
-	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: opts.Target, workers: runtime.GOMAXPROCS(0), memo: map[string]*nodeTypeWorld{}}
+	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: opts.Target, workers: runtime.GOMAXPROCS(0), memo: map[string]*nodeTypeWorld{}, settledMin: opts.settledMin()}
 	none := make([]int, len(types))
 	before, err := s.eval(none)
 	if err != nil {
 		return nil, err
 	}
-	res := &NodeTypesResult{Add: []NodeTypeCount{}, Pending: []PendingPod{}}
+	settleFrom := s.settleFrom
+	s.settleFrom = nil
+	s.traceStep("simulated without new nodes")
+	res := &NodeTypesResult{Add: []NodeTypeCount{}, Pending: []PendingPod{}, NodesJoin: JoinAtStart}
 	if len(before.pending) == 0 {
 		return res, nil
 	}
@@ -395,15 +444,33 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	if err != nil {
 		return nil, err
 	}
+	s.traceStep("loaded")
 	usable := usableTypes(c, types, opts.ResourcesIgnored)
-	daemon, err := daemonRequests(c, types, usable)
+	daemon, probes, err := daemonRequests(c, types, usable)
 	if err != nil {
 		return nil, err
 	}
 	space := newPackSpace(types, usable, daemon, opts.ResourcesIgnored || hasDeviceClasses(c))
 	s.space = space
+	// From here, world after world of the whole cluster (see
+	// gcpace.Searching).
+	defer gcpace.Searching()()
+	if settleFrom != nil {
+		s.settled = newSettledBase(settleFrom, probes)
+		settleFrom = nil
+		res.NodesJoin = JoinSettled
+		s.traceStep("settled")
+	}
 	if plan, ok := space.fractional(space.items(before.pendingPods, nil, nil, false), 0, limits(types)); ok {
 		res.LowerBound = roundCents(plan.Cost)
+	}
+	// On small questions, first the floor (every type at its limit): the
+	// pods it leaves pending are those no plan is expected to place, and
+	// the search compares answers by the others (short).
+	if len(before.pending) <= roundsMaxPending {
+		if err := s.setFloor(usable, before.pendingPods, c.Pods); err != nil {
+			return nil, err
+		}
 	}
 	// The packer's proposal, repaired by the scheduler's answers.
 	counts, cur, err := s.propose(space, make([]int, len(types)), before)
@@ -417,11 +484,8 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	// types, from nothing and, where the proposal leaves pods pending,
 	// from it: its answer is kept when it is better.
 	if len(before.pending) <= roundsMaxPending {
-		if err := s.setFloor(usable, len(before.pending)); err != nil {
-			return nil, err
-		}
 		var starts [][]int
-		if len(cur.pending) > 0 {
+		if s.short(cur) > 0 {
 			starts = append(starts, counts)
 		}
 		if len(before.pending) <= roundsMaxPending {
@@ -521,4 +585,15 @@ func RoundCents(x float64) float64 { return roundCents(x) }
 func NodeHourlyCost(n *v1.Node) float64 {
 	cost, _ := strconv.ParseFloat(strings.TrimSpace(n.Annotations[HourlyCostAnnotation]), 64)
 	return cost
+}
+
+// settledMin is o's SettledMinNodes, 0 for never.
+func (o NodeTypesOptions) settledMin() int {
+	switch {
+	case o.SettledMinNodes < 0:
+		return 0
+	case o.SettledMinNodes == 0:
+		return settledMinNodes
+	}
+	return o.SettledMinNodes
 }

@@ -2,6 +2,8 @@ package questions
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -93,9 +95,11 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 		}
 	}
 	// Cheaper than the answer when it is acceptable; else up to half as
-	// much again (the search is for the cheapest acceptable answer, and
-	// the unacceptable one's cost says where it may be).
-	below := s.cost(counts)*1.5 + 1e-9
+	// much again, or the floor's cost when that is more (the search is
+	// for the cheapest acceptable answer: the unacceptable one's cost
+	// says where it may be, and no acceptable one needs more than the
+	// floor's nodes).
+	below := max(s.cost(counts)*1.5, s.floorCost) + 1e-9
 	if s.acceptable(cur) {
 		below = s.cost(counts) - 1e-9
 	}
@@ -104,51 +108,70 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 		cost   float64
 		nodes  int
 	}
-	var list []vec
-	got := make([]int64, len(need))
-	pick := make([]int, len(cands))
-	tooMany := false
-	var walk func(k int, spent float64, nodes int)
-	walk = func(k int, spent float64, nodes int) {
-		if tooMany {
-			return
-		}
-		for j, n := range need {
-			if got[j]+most[k][j] < n {
-				return // the rest cannot give the room
-			}
-		}
-		if k == len(cands) {
-			if nodes == 0 {
+	// The vectors below a cost: at most exactMaxVectors of them, else
+	// too many.
+	listBelow := func(below float64) (list []vec, tooMany bool) {
+		got := make([]int64, len(need))
+		pick := make([]int, len(cands))
+		var walk func(k int, spent float64, nodes int)
+		walk = func(k int, spent float64, nodes int) {
+			if tooMany {
 				return
 			}
-			if len(list) >= exactMaxVectors {
-				tooMany = true
+			for j, n := range need {
+				if got[j]+most[k][j] < n {
+					return // the rest cannot give the room
+				}
+			}
+			if k == len(cands) {
+				if nodes == 0 {
+					return
+				}
+				if len(list) >= exactMaxVectors {
+					tooMany = true
+					return
+				}
+				c := make([]int, len(s.types))
+				for k, i := range cands {
+					c[i] = pick[k]
+				}
+				list = append(list, vec{c, spent, nodes})
 				return
 			}
-			c := make([]int, len(s.types))
-			for k, i := range cands {
-				c[i] = pick[k]
+			i := cands[k]
+			for n := 0; n <= ub[k] && spent+float64(n)*s.types[i].Cost < below; n++ {
+				pick[k] = n
+				for j := range need {
+					got[j] += int64(n) * room(i, j)
+				}
+				walk(k+1, spent+float64(n)*s.types[i].Cost, nodes+n)
+				for j := range need {
+					got[j] -= int64(n) * room(i, j)
+				}
 			}
-			list = append(list, vec{c, spent, nodes})
-			return
+			pick[k] = 0
 		}
-		i := cands[k]
-		for n := 0; n <= ub[k] && spent+float64(n)*s.types[i].Cost < below; n++ {
-			pick[k] = n
-			for j := range need {
-				got[j] += int64(n) * room(i, j)
-			}
-			walk(k+1, spent+float64(n)*s.types[i].Cost, nodes+n)
-			for j := range need {
-				got[j] -= int64(n) * room(i, j)
-			}
-		}
-		pick[k] = 0
+		walk(0, 0, 0)
+		return list, tooMany
 	}
-	walk(0, 0, 0)
+	list, tooMany := listBelow(below)
 	if tooMany {
-		return counts, cur, nil
+		// Too many to list: the cheapest of them, below the highest
+		// cost (found by bisection) under which they are few enough.
+		lo, hi := 0.0, below
+		list = nil
+		for range 30 {
+			mid := (lo + hi) / 2
+			l, more := listBelow(mid)
+			if more {
+				hi = mid
+				continue
+			}
+			lo, list = mid, l
+		}
+	}
+	if os.Getenv("KUBESCHED_TRACE_PLAN") != "" {
+		fmt.Fprintf(os.Stderr, "exact: below %.3f, %d vectors (too many: %v), the answer acceptable: %v\n", below, len(list), tooMany, s.acceptable(cur))
 	}
 	sort.SliceStable(list, func(a, b int) bool {
 		if list[a].cost != list[b].cost {

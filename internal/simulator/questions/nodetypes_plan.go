@@ -98,10 +98,12 @@ func pendingAndSpread(w *simulator.World, results []report.PodResult, pending []
 }
 
 // daemonRequests are, per candidate, the requests of the DaemonSet pods a
-// new node of it gets, and their count as pods (c: a loaded cluster the
+// new node of it gets, and their count as pods, and those pods (of a node
+// named kubesched-daemon-probe-<type>-<zone>; c: a loaded cluster the
 // call changes, joining a node of each usable candidate).
-func daemonRequests(c *cluster.Cluster, types []NodeType, usable []bool) ([]v1.ResourceList, error) {
+func daemonRequests(c *cluster.Cluster, types []NodeType, usable []bool) ([]v1.ResourceList, [][]*v1.Pod, error) {
 	out := make([]v1.ResourceList, len(types))
+	probes := make([][]*v1.Pod, len(types))
 	var nodes []*v1.Node
 	at := map[string]int{}
 	for i, t := range types {
@@ -116,13 +118,14 @@ func daemonRequests(c *cluster.Cluster, types []NodeType, usable []bool) ([]v1.R
 	}
 	pods := c.JoinNodes(nodes)
 	if err := loading.DefaultPods(c, pods); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, p := range pods {
 		i, ok := at[cluster.DaemonPodNode(p)]
 		if !ok {
 			continue
 		}
+		probes[i] = append(probes[i], p)
 		if out[i] == nil {
 			out[i] = v1.ResourceList{}
 		}
@@ -135,7 +138,7 @@ func daemonRequests(c *cluster.Cluster, types []NodeType, usable []bool) ([]v1.R
 		n.Add(*resource.NewQuantity(1, resource.DecimalSI))
 		out[i][v1.ResourcePods] = n
 	}
-	return out, nil
+	return out, probes, nil
 }
 
 // sumCounts is how many nodes counts adds.
@@ -165,8 +168,8 @@ func plus(a, b []int) []int {
 // fewest (taken round-robin over their candidates) with which nothing is
 // pending. It returns the counts reached and their simulation.
 func (s *nodeTypeSearch) propose(space *packSpace, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
-	for round, growth, stalled := 0, 0, 0; len(cur.pending) > 0 && stalled < 4; round++ {
-		add := space.pack(cur.pendingPods, cur.spread, cur.onNew, counts)
+	for round, growth, stalled := 0, 0, 0; s.short(cur) > 0 && stalled < 4; round++ {
+		add := space.pack(s.needing(cur), cur.spread, cur.onNew, counts)
 		if sumCounts(add) == 0 {
 			break
 		}
@@ -183,19 +186,23 @@ func (s *nodeTypeSearch) propose(space *packSpace, counts []int, cur *nodeTypeWo
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(w.pending) >= len(cur.pending) {
+		if s.short(w) >= s.short(cur) {
 			stalled++
 			growth = min(growth+1, 3)
 			continue
 		}
 		stalled = 0
 		next := all
-		if round > 0 && len(w.pending) == 0 {
+		// On the settled cluster (a large one: a simulation costs
+		// seconds there) the round's nodes are kept: the finishing steps
+		// drop the least used ones, a few simulations, where the fewest
+		// of them would take a bisection's worth.
+		if round > 0 && s.short(w) == 0 && s.settled == nil {
 			// The fewest of the added nodes that leave none pending.
 			order := roundRobin(add)
 			k, err := fewestFitting(len(order), 0, func(k int) (bool, error) {
 				w, err := s.eval(plus(counts, countsOf(order[:k], len(add))))
-				return err == nil && len(w.pending) == 0, err
+				return err == nil && s.short(w) == 0, err
 			}, nil)
 			if err != nil {
 				return nil, nil, err
@@ -204,7 +211,7 @@ func (s *nodeTypeSearch) propose(space *packSpace, counts []int, cur *nodeTypeWo
 			if w, err = s.eval(next); err != nil {
 				return nil, nil, err
 			}
-		} else if len(w.pending) > 0 {
+		} else if s.short(w) > 0 {
 			growth = min(growth+1, 3)
 		}
 		s.trace("propose", next, w)
@@ -265,7 +272,7 @@ func (s *nodeTypeSearch) dropEach(counts []int, cur *nodeTypeWorld) ([]int, *nod
 				if err != nil {
 					return nil, nil, err
 				}
-				if len(w.pending) > len(cur.pending) {
+				if s.short(w) > s.short(cur) {
 					break
 				}
 				counts, cur, dropped = c, w, true
@@ -284,12 +291,12 @@ func (s *nodeTypeSearch) dropLeastUsed(counts []int, cur *nodeTypeWorld) ([]int,
 		return counts, cur, nil
 	}
 	type use struct {
-		cand  int
-		share float64
+		cand, node int
+		share      float64
 	}
 	uses := make([]use, 0, len(cur.nodes))
-	for _, n := range cur.nodes {
-		uses = append(uses, use{n.cand, s.space.share(n)})
+	for i, n := range cur.nodes {
+		uses = append(uses, use{n.cand, i, s.space.share(n)})
 	}
 	sort.SliceStable(uses, func(a, b int) bool { return uses[a].share < uses[b].share })
 	without := func(m int) []int {
@@ -304,9 +311,20 @@ func (s *nodeTypeSearch) dropLeastUsed(counts []int, cur *nodeTypeWorld) ([]int,
 	lo, hi := 0, len(uses)/4+1 // lo can go; hi cannot (or is past the cap)
 	ok := func(m int) (bool, error) {
 		w, err := s.eval(without(m))
-		return err == nil && len(w.pending) <= len(cur.pending), err
+		s.traceStep(fmt.Sprintf("drop the %d least used: %d pending", m, len(w.pending)))
+		return err == nil && s.short(w) <= s.short(cur), err
 	}
-	for m := 1; m < hi; m *= 2 {
+	start := 1
+	if s.settled != nil {
+		// On the settled cluster (a large one: a simulation costs
+		// seconds), the gallop starts at what the packer says can go.
+		ordered := make([]newNode, len(uses))
+		for i, u := range uses {
+			ordered[i] = cur.nodes[u.node]
+		}
+		start = max(1, s.space.canGo(ordered, hi-1))
+	}
+	for m := start; m < hi; m *= 2 {
 		fit, err := ok(m)
 		if err != nil {
 			return nil, nil, err
@@ -316,8 +334,36 @@ func (s *nodeTypeSearch) dropLeastUsed(counts []int, cur *nodeTypeWorld) ([]int,
 			break
 		}
 		lo = m
+		if start > 1 {
+			// The packer's count fits: it knows of no room for more
+			// (and the scheduler packs no tighter than it).
+			hi = m + 1
+			break
+		}
 	}
-	for hi-lo > 1 {
+	if lo == 0 && start > 1 && hi == start {
+		// The estimate did not fit: one node, then the bisection below
+		// the estimate.
+		fit, err := ok(1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !fit {
+			hi = 1
+		} else {
+			lo = 1
+		}
+	}
+	// On the settled cluster (a large one), the bisection stops within
+	// an eighth of what can go: a few simulations of seconds each for
+	// a node or two more.
+	within := func() int {
+		if s.settled == nil {
+			return 1
+		}
+		return max(1, lo/8)
+	}
+	for hi-lo > within() {
 		m := (lo + hi) / 2
 		fit, err := ok(m)
 		if err != nil {
@@ -437,7 +483,7 @@ func (s *nodeTypeSearch) keepWhileNoWorse(counts []int, cur *nodeTypeWorld, chan
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(w.pending) > len(cur.pending) {
+		if s.short(w) > s.short(cur) {
 			break
 		}
 		counts, cur = next, w
@@ -535,6 +581,18 @@ func (s *nodeTypeSearch) trace(step string, counts []int, w *nodeTypeWorld) {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "%s sims=%d: %s: %.3f/h, %d nodes, %d pending: %s\n", time.Now().Format("15:04:05.000"), len(s.memo), step, s.cost(counts), sumCounts(counts), len(w.pending), strings.Join(parts, " "))
+	if os.Getenv("KUBESCHED_TRACE_PLAN") == "pods" {
+		for _, p := range w.pending {
+			fmt.Fprintf(os.Stderr, "  pending %s/%s: %s\n", p.Namespace, p.Name, p.Message)
+		}
+	}
+}
+
+// traceStep writes a step without counts (as trace).
+func (s *nodeTypeSearch) traceStep(step string) {
+	if os.Getenv("KUBESCHED_TRACE_PLAN") != "" {
+		fmt.Fprintf(os.Stderr, "%s sims=%d: %s\n", time.Now().Format("15:04:05.000"), len(s.memo), step)
+	}
 }
 
 // balance spreads each type's nodes evenly over the zones it is offered
@@ -579,13 +637,13 @@ func (s *nodeTypeSearch) balance(counts []int, cur *nodeTypeWorld) ([]int, *node
 		}
 	}
 	w, err := s.eval(even)
-	if err != nil || len(w.pending) <= len(cur.pending) {
+	if err != nil || s.short(w) <= s.short(cur) {
 		return even, w, err
 	}
 	// Nodes where the even split leaves pods pending (pods pinned to a
 	// zone need their zone's), as the proposal's repair adds them.
 	c, w, err := s.propose(s.space, even, w)
-	if err != nil || len(w.pending) > len(cur.pending) {
+	if err != nil || s.short(w) > s.short(cur) {
 		return counts, cur, err
 	}
 	return c, w, nil

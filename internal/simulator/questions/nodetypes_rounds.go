@@ -6,41 +6,81 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
 )
 
-// setFloor simulates every usable type at its limit (or as many nodes as
-// there were pending pods): the pods it leaves pending are where rounds
-// stops.
-func (s *nodeTypeSearch) setFloor(usable []bool, pending int) error {
-	all := make([]int, len(s.types))
-	for i, t := range s.types {
-		if usable[i] {
-			all[i] = min(t.Limit, pending)
+// setFloor simulates every usable type at its limit, and at as many
+// nodes as there are pending pods that could run on it, and pods of the
+// cluster's (more nodes of a type than pods for them only change where
+// the scheduler puts pods, and spreading over more nodes may leave more
+// pending): the pods all three leave pending are the floor, where rounds stops.
+func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error {
+	users := func(pods []*v1.Pod) []int {
+		out := make([]int, len(s.types))
+		for _, p := range pods {
+			if cluster.IsDaemonSetPod(p) {
+				continue
+			}
+			for i, ok := range s.space.candidates(p) {
+				if ok {
+					out[i]++
+				}
+			}
 		}
+		return out
 	}
-	w, err := s.eval(all)
-	if err != nil {
-		return err
-	}
-	// A new node's agent left pending there is the floor world's own
-	// crowding, not a pod no plan can place.
-	if len(w.onNew) > 0 {
-		// The room was short and the pods took the new nodes' agents':
-		// what it leaves is no set a plan with every agent in leaves. The
-		// floor is taken with the agents first (as system-node-critical
-		// agents are placed), as the planner fuzzer's judge takes it.
-		if w, err = s.evalWith(all, true); err != nil {
+	byPending, byAll := users(pending), users(pods)
+	var floor map[string]bool
+	for _, most := range []func(i int) int{
+		func(i int) int { return s.types[i].Limit },
+		func(i int) int { return min(s.types[i].Limit, byPending[i]) },
+		func(i int) int { return min(s.types[i].Limit, byAll[i]) },
+	} {
+		all := make([]int, len(s.types))
+		for i := range s.types {
+			if usable[i] {
+				all[i] = min(most(i), len(pending))
+			}
+		}
+		s.floorCost = max(s.floorCost, s.cost(all))
+		w, err := s.eval(all)
+		if err != nil {
 			return err
 		}
-	}
-	s.floor = len(w.pending) - len(w.onNew)
-	s.floorSet = map[string]bool{}
-	for _, p := range w.pendingPods {
-		if _, ok := w.onNew[p]; !ok {
-			s.floorSet[p.Namespace+"/"+p.Name] = true
+		// A new node's agent left pending there is the floor world's own
+		// crowding, not a pod no plan can place.
+		if len(w.onNew) > 0 {
+			// The room was short and the pods took the new nodes' agents':
+			// what it leaves is no set a plan with every agent in leaves. The
+			// floor is taken with the agents first (as system-node-critical
+			// agents are placed), as the planner fuzzer's judge takes it.
+			if w, err = s.evalWith(all, true); err != nil {
+				return err
+			}
 		}
+		s.trace("floor", all, w)
+		left := map[string]bool{}
+		for _, p := range w.pendingPods {
+			if _, ok := w.onNew[p]; !ok && (floor == nil || floor[p.Namespace+"/"+p.Name]) {
+				left[p.Namespace+"/"+p.Name] = true
+			}
+		}
+		floor = left
 	}
+	s.mu.Lock()
+	s.floorSet, s.floor = floor, len(floor)
+	s.mu.Unlock()
 	return nil
+}
+
+// floorCount is how many pods the floor holds.
+func (s *nodeTypeSearch) floorCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.floor
 }
 
 // rounds is the search by rounds of types, from counts (cur its
@@ -57,7 +97,7 @@ func (s *nodeTypeSearch) rounds(usable []bool, counts []int, cur *nodeTypeWorld)
 	}
 	var err error
 	var tries []typeTry // the last round's: where this round's searches start
-	for len(cur.pending) > s.floor {
+	for len(cur.pending) > s.floorCount() {
 		// Each type is tried alone on top of counts; the tries are
 		// independent simulations, run side by side, and compared in the
 		// types' order (the answer does not depend on which ends first).
@@ -190,7 +230,7 @@ func (s *nodeTypeSearch) tryType(counts []int, i, room, pending, hint int) (type
 		if err != nil {
 			return typeTry{}, err
 		}
-		if len(w.pending) <= s.floor {
+		if len(w.pending) <= s.floorCount() {
 			most, room = w, k
 		}
 	}
@@ -321,6 +361,8 @@ func fewestFitting(room, hint int, fits func(int) (bool, error), estimate func(i
 // acceptable: w leaves pending only pods the floor world leaves (and no
 // new node's DaemonSet pod); without a floor, nothing pending.
 func (s *nodeTypeSearch) acceptable(w *nodeTypeWorld) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(w.onNew) > 0 {
 		return false
 	}
@@ -332,14 +374,51 @@ func (s *nodeTypeSearch) acceptable(w *nodeTypeWorld) bool {
 	return len(w.pendingPods) == len(w.pending)
 }
 
+// short is how many pods w leaves pending that some plan places: those
+// outside the floor world's (all of them before the floor is known, or
+// on questions too large for it). The search compares answers by it: a
+// plan that leaves more pods pending, all of them the floor's, is
+// better than one that leaves a pod pending another plan places.
+func (s *nodeTypeSearch) short(w *nodeTypeWorld) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.floorSet == nil {
+		return len(w.pending)
+	}
+	n := 0
+	for _, p := range w.pending {
+		if !s.floorSet[p.Namespace+"/"+p.Name] {
+			n++
+		}
+	}
+	return n
+}
+
+// needing are w's pending pods that some plan places (see short): the
+// pods the packer packs.
+func (s *nodeTypeSearch) needing(w *nodeTypeWorld) []*v1.Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.floorSet == nil {
+		return w.pendingPods
+	}
+	var out []*v1.Pod
+	for _, p := range w.pendingPods {
+		if !s.floorSet[p.Namespace+"/"+p.Name] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // better: answer a (counts, its world) beats b: acceptable when b is not,
-// else fewer pods pending, else cheaper.
+// else fewer pods pending that some plan places, else cheaper.
 func (s *nodeTypeSearch) better(ac []int, a *nodeTypeWorld, bc []int, b *nodeTypeWorld) bool {
 	if oa, ob := s.acceptable(a), s.acceptable(b); oa != ob {
 		return oa
 	}
-	if len(a.pending) != len(b.pending) {
-		return len(a.pending) < len(b.pending)
+	if sa, sb := s.short(a), s.short(b); sa != sb {
+		return sa < sb
 	}
 	return s.cost(ac) < s.cost(bc)-1e-9
 }
