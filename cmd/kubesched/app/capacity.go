@@ -359,7 +359,13 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		if res.NodesJoin == questions.JoinSettled {
 			checked = "checked by simulation of the cluster as the scheduler leaves it, the new nodes joining it then (--nodes-join settled)"
 		}
-		fmt.Fprintf(s.out, "Add %s (%g per hour): %s, %s.\n\n", report.Plural(nodes, "node"), res.HourlyCost, placedAndSpared(res.Scheduled, res.Spared), checked)
+		did := placedAndSpared(res.Scheduled, res.Spared)
+		if res.NodesJoin == questions.JoinSettled && res.Spared > 0 {
+			// The preemptions happened before the nodes joined: the pods
+			// they took the place of are placed again, not spared.
+			did = fmt.Sprintf("%s scheduled, and %s preempted before the nodes join placed again", report.Plural(res.Scheduled, "pending pod"), report.Plural(res.Spared, "pod"))
+		}
+		fmt.Fprintf(s.out, "Add %s (%g per hour): %s, %s.\n\n", report.Plural(nodes, "node"), res.HourlyCost, did, checked)
 		tw := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "TYPE\tZONE\tCOUNT\tHOURLY COST\tPODS")
 		for _, a := range res.Add {

@@ -156,3 +156,55 @@ func TestNodesJoinSaysWhenTheAnswersNodesJoin(t *testing.T) {
 		})
 	}
 }
+
+// On the settled cluster a pod preempted before the nodes join is pending
+// again (its controller's replacement, or, without one, itself): the
+// nodes are bought for it, and the answer says it is placed again rather
+// than spared. A 2-CPU node runs a low-priority pod; a pending
+// high-priority pod takes its place.
+func TestNodesJoinSettledPlacesThePodsPreemptedBeforeTheNodesJoin(t *testing.T) {
+	cpu := func(q string) map[v1.ResourceName]string {
+		return map[v1.ResourceName]string{v1.ResourceCPU: q, v1.ResourceMemory: "1Gi"}
+	}
+	cluster := writeObjects(t, "cluster.yaml",
+		st.MakeNode().Name("old").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj(),
+		st.MakePod().Name("low").Node("old").Priority(0).Req(cpu("2")).Obj(),
+		st.MakePod().Name("high").Priority(1000).Req(cpu("2")).Obj())
+	tmpl := st.MakeNode().Name("small").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj()
+	tmpl.Annotations = map[string]string{"simulation.kubesched.io/hourly-cost": "0.20"}
+	types := writeObjects(t, "types.yaml", tmpl)
+	tests := []struct {
+		name, join, want string
+	}{
+		{name: "settled: the preempted pod is placed again on the node bought for it", join: "settled",
+			want: "Add 1 node (0.2 per hour): 0 pending pods scheduled, and 1 pod preempted before the nodes join placed again, checked by simulation of the cluster as the scheduler leaves it"},
+		{name: "from the start: the node spares the pod its preemption", join: "start",
+			want: "Add 1 node (0.2 per hour): 0 pending pods scheduled, and 1 pod no longer preempted, checked by simulation."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := run(t, "capacity", "-f", cluster, "--node-types", types, "--nodes-join", tt.join)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("no %q in:\n%s", tt.want, out)
+			}
+			code, out, errOut = run(t, "capacity", "-f", cluster, "--node-types", types, "--nodes-join", tt.join, "-o", "json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var res struct {
+				Add []struct {
+					Pods int `json:"pods"`
+				} `json:"add"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Add) != 1 || res.Add[0].Pods != 1 {
+				t.Errorf("add %+v: want one type whose node runs one pod (the preempted one)", res.Add)
+			}
+		})
+	}
+}
