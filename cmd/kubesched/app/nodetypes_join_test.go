@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubesched/kubesched/internal/simulator/questions"
 	st "github.com/kubesched/kubesched/internal/testing"
 )
 
@@ -33,6 +34,25 @@ func scenarioCreating(t *testing.T, at string, nodes ...*v1.Node) runtime.Object
 			map[string]interface{}{"at": at, "name": "the new nodes join", "create": create},
 		}},
 	}}
+}
+
+// nodeTypesRun runs capacity --node-types with --nodes-join join:
+// its table, and its JSON answer.
+func nodeTypesRun(t *testing.T, cluster, types, join string) (table string, res questions.NodeTypesResult) {
+	t.Helper()
+	args := []string{"capacity", "-f", cluster, "--node-types", types, "--nodes-join", join}
+	code, table, errOut := run(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, out, errOut := run(t, append(args, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("-o json: exit %d: %s", code, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	return table, res
 }
 
 // --nodes-join says when the answer's nodes join: settled answers the
@@ -123,25 +143,9 @@ func TestNodesJoinSaysWhenTheAnswersNodesJoin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := run(t, "capacity", "-f", cluster, "--node-types", types, "--nodes-join", tt.join)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
+			out, res := nodeTypesRun(t, cluster, types, tt.join)
 			if !strings.Contains(out, tt.wantLine) {
 				t.Fatalf("no %q in:\n%s", tt.wantLine, out)
-			}
-			code, out, errOut = run(t, "capacity", "-f", cluster, "--node-types", types, "--nodes-join", tt.join, "-o", "json")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			var res struct {
-				Add []struct {
-					Count int `json:"count"`
-				} `json:"add"`
-				NodesJoin string `json:"nodesJoin"`
-			}
-			if err := json.Unmarshal([]byte(out), &res); err != nil {
-				t.Fatal(err)
 			}
 			if res.NodesJoin != tt.wantJSON || len(res.Add) != 1 {
 				t.Fatalf("nodesJoin %q, add %v: want %q and one type", res.NodesJoin, res.Add, tt.wantJSON)
@@ -183,24 +187,9 @@ func TestNodesJoinSettledPlacesThePodsPreemptedBeforeTheNodesJoin(t *testing.T) 
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := run(t, "capacity", "-f", cluster, "--node-types", types, "--nodes-join", tt.join)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
+			out, res := nodeTypesRun(t, cluster, types, tt.join)
 			if !strings.Contains(out, tt.want) {
 				t.Errorf("no %q in:\n%s", tt.want, out)
-			}
-			code, out, errOut = run(t, "capacity", "-f", cluster, "--node-types", types, "--nodes-join", tt.join, "-o", "json")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			var res struct {
-				Add []struct {
-					Pods int `json:"pods"`
-				} `json:"add"`
-			}
-			if err := json.Unmarshal([]byte(out), &res); err != nil {
-				t.Fatal(err)
 			}
 			if len(res.Add) != 1 || res.Add[0].Pods != 1 {
 				t.Errorf("add %+v: want one type whose node runs one pod (the preempted one)", res.Add)

@@ -278,14 +278,11 @@ func (s *nodeTypeSearch) evalWith(counts []int, agentsFirst bool) (*nodeTypeWorl
 	return w, nil
 }
 
-// simulate is eval without the memo.
-func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
-	c, err := s.load()
-	if err != nil {
-		return nil, err
-	}
-	owner := map[string]int{} // new node -> candidate
-	var joined []*v1.Node
+// newNodes are the nodes counts adds to c, and the candidate of each.
+// Each candidate's copies are named after it (<type>-<zone>-new-<i>):
+// apart from the cluster's nodes and the other candidates'.
+func (s *nodeTypeSearch) newNodes(counts []int, c *cluster.Cluster) (joined []*v1.Node, owner map[string]int) {
+	owner = map[string]int{}
 	for i, k := range counts {
 		if k == 0 {
 			continue
@@ -295,13 +292,21 @@ func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorl
 		if t.Zone != "" {
 			tmpl.Name = t.Type + "-" + t.Zone
 		}
-		// Each candidate's copies are named after it (<type>-<zone>-new-<i>):
-		// apart from the cluster's nodes and the other candidates'.
 		for _, n := range NodeCopies(tmpl, k, c) {
 			owner[n.Name] = i
 			joined = append(joined, n)
 		}
 	}
+	return joined, owner
+}
+
+// simulate is eval without the memo.
+func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
+	c, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	joined, owner := s.newNodes(counts, c)
 	if err := joinNodes(c, joined); err != nil {
 		return nil, err
 	}

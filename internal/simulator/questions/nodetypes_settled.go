@@ -155,23 +155,7 @@ func daemonCopy(probe *v1.Pod, node string, taken map[string]bool) *v1.Pod {
 // simulateSettled is simulate on the settled cluster.
 func (s *nodeTypeSearch) simulateSettled(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
 	b := s.settled
-	owner := map[string]int{}
-	var joined []*v1.Node
-	probe := &cluster.Cluster{Nodes: b.base.Nodes}
-	for i, k := range counts {
-		if k == 0 {
-			continue
-		}
-		t := s.types[i]
-		tmpl := t.Node.DeepCopy()
-		if t.Zone != "" {
-			tmpl.Name = t.Type + "-" + t.Zone
-		}
-		for _, n := range NodeCopies(tmpl, k, probe) {
-			owner[n.Name] = i
-			joined = append(joined, n)
-		}
-	}
+	joined, owner := s.newNodes(counts, &cluster.Cluster{Nodes: b.base.Nodes})
 	w, err := s.newWorld(b.cluster(joined, owner, agentsFirst))
 	if err != nil {
 		return nil, err
