@@ -197,3 +197,37 @@ func TestNodesJoinSettledPlacesThePodsPreemptedBeforeTheNodesJoin(t *testing.T) 
 		})
 	}
 }
+
+// --nodes-join auto (the default) searches on the settled cluster from
+// 200 existing nodes, from the start below: the answer says which.
+func TestNodesJoinAutoSettlesFrom200ExistingNodes(t *testing.T) {
+	full := func(nodes int) string {
+		var objs []runtime.Object
+		for i := range nodes {
+			name := fmt.Sprintf("old-%03d", i)
+			objs = append(objs, st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "1", v1.ResourceMemory: "4Gi", v1.ResourcePods: "110"}).Obj(),
+				st.MakePod().Name("running-"+name).Node(name).Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+		}
+		objs = append(objs, st.MakePod().Name("pending").Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj())
+		return writeObjects(t, "cluster.yaml", objs...)
+	}
+	tmpl := st.MakeNode().Name("small").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "2", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj()
+	tmpl.Annotations = map[string]string{"simulation.kubesched.io/hourly-cost": "0.20"}
+	types := writeObjects(t, "types.yaml", tmpl)
+	tests := []struct {
+		name  string
+		nodes int
+		want  string
+	}{
+		{name: "199 existing nodes: from the start", nodes: 199, want: questions.JoinAtStart},
+		{name: "200 existing nodes: settled", nodes: 200, want: questions.JoinSettled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, res := nodeTypesRun(t, full(tt.nodes), types, "auto")
+			if res.NodesJoin != tt.want || len(res.Add) != 1 || res.Add[0].Count != 1 {
+				t.Errorf("nodesJoin %q, add %+v: want %q and one node", res.NodesJoin, res.Add, tt.want)
+			}
+		})
+	}
+}
