@@ -199,7 +199,7 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 			return nil, nil, err
 		}
 		for b, w := range worlds {
-			if s.acceptable(w) {
+			if s.acceptable(w) && !hasEmpty(w) {
 				s.trace("exact", batch[b].counts, w)
 				return batch[b].counts, w, nil
 			}
@@ -233,4 +233,16 @@ func freeRoom(w *simulator.World) map[v1.ResourceName]int64 {
 		}
 	}
 	return out
+}
+
+// hasEmpty: a new node of w holds no pod but DaemonSet pods (bought for
+// its agents alone: the exact search takes no such answer, whatever it
+// costs).
+func hasEmpty(w *nodeTypeWorld) bool {
+	for _, n := range w.nodes {
+		if len(n.pods) == 0 {
+			return true
+		}
+	}
+	return false
 }
