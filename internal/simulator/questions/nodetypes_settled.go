@@ -49,7 +49,7 @@ type settledBase struct {
 	probes [][]*v1.Pod
 }
 
-// settle makes the settled cluster of w (the simulation without new
+// newSettledBase makes the settled cluster of w (the simulation without new
 // nodes, run to its end).
 func newSettledBase(w *simulator.World, probes [][]*v1.Pod) *settledBase {
 	h := held{claims: w.Store.Claims()}
