@@ -232,11 +232,16 @@ type held struct {
 // the pods in skip left out and without the workloads' controllers
 // (their pods are made).
 func (h held) cluster(c *cluster.Cluster, nodes []*v1.Node, skip map[string]bool) *cluster.Cluster {
-	out := cluster.New()
-	out.Nodes = nodes
 	pods := slices.Clone(h.pods)
 	slices.SortFunc(pods, memory.ComparePods)
-	for _, p := range pods {
+	return held{pods: pods, claims: h.claims, pvs: h.pvs, pvcs: h.pvcs}.inOrder(c, nodes, skip)
+}
+
+// inOrder is cluster with the pods in h's order.
+func (h held) inOrder(c *cluster.Cluster, nodes []*v1.Node, skip map[string]bool) *cluster.Cluster {
+	out := cluster.New()
+	out.Nodes = nodes
+	for _, p := range h.pods {
 		k := cluster.PodKey(p)
 		if skip[k] {
 			continue

@@ -1,70 +1,45 @@
 package questions
 
 import (
-	"sort"
-
 	v1 "k8s.io/api/core/v1"
 )
 
 // canGo is the packer's guess of how many of nodes (the new nodes of a
 // simulation, least used first) can go: the most m, up to most, such that
-// the pods on the first m fit, first-fit largest first, in the room the
-// others have left (each pod on a candidate it could run on, its
-// DaemonSet pods' requests kept aside). It knows nothing of spreading or
+// the pods on the first m fit, first-fit largest first (the packer's
+// items and fitting), in the room the others have left (each pod on a
+// candidate it could run on, its DaemonSet pods' requests kept aside). It knows nothing of spreading or
 // affinity: the scheduler may place fewer, which a simulation says.
 func (s *packSpace) canGo(nodes []newNode, most int) int {
-	fits := func(m int) bool {
-		type bin struct {
-			cand int
-			free []int64
-		}
-		bins := make([]bin, 0, len(nodes)-m)
-		for _, n := range nodes[m:] {
-			free := make([]int64, len(s.res))
-			copy(free, s.room[n.cand])
-			for _, p := range n.pods {
-				for j, v := range s.demand(p) {
-					if j < len(free) {
-						free[j] -= v
-					}
-				}
+	// What each node's pods take, once (s.res may grow as demands are
+	// read: padded when used).
+	used := make([][]int64, len(nodes))
+	for k, n := range nodes {
+		for _, p := range n.pods {
+			d := s.demand(p)
+			used[k] = append(used[k], make([]int64, max(0, len(d)-len(used[k])))...)
+			for j, v := range d {
+				used[k][j] += v
 			}
-			bins = append(bins, bin{n.cand, free})
+		}
+	}
+	fits := func(m int) bool {
+		bins := make([]*vnode, 0, len(nodes)-m)
+		for k, n := range nodes[m:] {
+			u := make([]int64, len(s.res))
+			copy(u, used[m+k])
+			bins = append(bins, &vnode{cands: []int{n.cand}, used: u})
 		}
 		var pods []*v1.Pod
 		for _, n := range nodes[:m] {
 			pods = append(pods, n.pods...)
 		}
-		demands := make([][]int64, len(pods))
-		for i, p := range pods {
-			demands[i] = s.demand(p)
-		}
-		order := make([]int, len(pods))
-		for i := range order {
-			order[i] = i
-		}
-		cpu := s.resAt[v1.ResourceCPU]
-		sort.SliceStable(order, func(a, b int) bool { return demands[order[a]][cpu] > demands[order[b]][cpu] })
-		for _, i := range order {
-			cands := s.candidates(pods[i])
+		var buf []int
+		for _, it := range s.items(pods, nil, nil, false) {
 			placed := false
-			for b := range bins {
-				if !cands[bins[b].cand] {
-					continue
-				}
-				ok := true
-				for j, v := range demands[i] {
-					if j < len(bins[b].free) && bins[b].free[j] < v {
-						ok = false
-						break
-					}
-				}
-				if ok {
-					for j, v := range demands[i] {
-						if j < len(bins[b].free) {
-							bins[b].free[j] -= v
-						}
-					}
+			for _, b := range bins {
+				if buf = s.fitting(b, it, buf); len(buf) > 0 {
+					b.add(it, buf)
 					placed = true
 					break
 				}

@@ -70,17 +70,9 @@ func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error 
 		}
 		floor = left
 	}
-	s.mu.Lock()
+	// Set once, before the simulations that run side by side read it.
 	s.floorSet, s.floor = floor, len(floor)
-	s.mu.Unlock()
 	return nil
-}
-
-// floorCount is how many pods the floor holds.
-func (s *nodeTypeSearch) floorCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.floor
 }
 
 // rounds is the search by rounds of types, from counts (cur its
@@ -97,7 +89,7 @@ func (s *nodeTypeSearch) rounds(usable []bool, counts []int, cur *nodeTypeWorld)
 	}
 	var err error
 	var tries []typeTry // the last round's: where this round's searches start
-	for len(cur.pending) > s.floorCount() {
+	for len(cur.pending) > s.floor {
 		// Each type is tried alone on top of counts; the tries are
 		// independent simulations, run side by side, and compared in the
 		// types' order (the answer does not depend on which ends first).
@@ -230,7 +222,7 @@ func (s *nodeTypeSearch) tryType(counts []int, i, room, pending, hint int) (type
 		if err != nil {
 			return typeTry{}, err
 		}
-		if len(w.pending) <= s.floorCount() {
+		if len(w.pending) <= s.floor {
 			most, room = w, k
 		}
 	}
@@ -361,8 +353,6 @@ func fewestFitting(room, hint int, fits func(int) (bool, error), estimate func(i
 // acceptable: w leaves pending only pods the floor world leaves (and no
 // new node's DaemonSet pod); without a floor, nothing pending.
 func (s *nodeTypeSearch) acceptable(w *nodeTypeWorld) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(w.onNew) > 0 {
 		return false
 	}
@@ -380,8 +370,6 @@ func (s *nodeTypeSearch) acceptable(w *nodeTypeWorld) bool {
 // plan that leaves more pods pending, all of them the floor's, is
 // better than one that leaves a pod pending another plan places.
 func (s *nodeTypeSearch) short(w *nodeTypeWorld) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.floorSet == nil {
 		return len(w.pending)
 	}
@@ -397,8 +385,6 @@ func (s *nodeTypeSearch) short(w *nodeTypeWorld) int {
 // needing are w's pending pods that some plan places (see short): the
 // pods the packer packs.
 func (s *nodeTypeSearch) needing(w *nodeTypeWorld) []*v1.Pod {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.floorSet == nil {
 		return w.pendingPods
 	}

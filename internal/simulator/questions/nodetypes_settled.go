@@ -90,13 +90,9 @@ func newSettledBase(w *simulator.World, probes [][]*v1.Pod) *settledBase {
 // already there (as a node joining a running cluster gets them).
 func (b *settledBase) cluster(joined []*v1.Node, owner map[string]int, agentsFirst bool) *cluster.Cluster {
 	nodes := append(slices.Clone(b.base.Nodes), joined...)
-	c := b.held.cluster(b.base, nodes, nil)
-	// held.cluster lists the pods by name: the queue's order of the
-	// settled pods is kept instead.
-	c.Pods = c.Pods[:0]
-	for _, p := range b.held.pods {
-		c.Pods = append(c.Pods, p)
-	}
+	// The settled pods in the queue's order (held.cluster would list
+	// them by name).
+	c := b.held.inOrder(b.base, nodes, nil)
 	taken := map[string]bool{}
 	for _, n := range joined {
 		for _, probe := range b.probes[owner[n.Name]] {
