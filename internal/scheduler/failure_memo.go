@@ -115,6 +115,13 @@ func (c *countingSource) Uint64() uint64 { c.draws++; return c.src.Uint64() }
 
 func (c *countingSource) Seed(seed int64) { c.src.Seed(seed) }
 
+// Reseed restarts the random source that breaks ties from seed; called
+// before the first scheduling cycle, it is WithSeed(seed).
+func (s *Scheduler) Reseed(seed int64) {
+	s.randSrc.Seed(seed)
+	s.randSrc.draws = 0
+}
+
 // skip takes n draws.
 func (c *countingSource) skip(n uint64) {
 	for range n {

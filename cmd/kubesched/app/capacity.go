@@ -375,6 +375,12 @@ func capacityNodeTypes(ctx context.Context, s streams, file string, load func() 
 		if res.LowerBound > 0 {
 			fmt.Fprintf(s.out, "\nNo answer costs less than %g per hour (fractional nodes holding the pending pods' requests): this one is %.1f%% above that bound.\n", res.LowerBound, 100*(res.HourlyCost/res.LowerBound-1))
 		}
+		switch {
+		case res.Orders > 0 && res.OrdersShort == 0:
+			fmt.Fprintf(s.out, "\nChecked in %d other orders of the new nodes and draws between equally scored nodes (kube-scheduler breaks such ties at random): each places as many pods.\n", res.Orders)
+		case res.Orders > 0:
+			fmt.Fprintf(s.out, "\nChecked in %d other orders of the new nodes and draws between equally scored nodes (kube-scheduler breaks such ties at random): %d leave more pods pending.\n", res.Orders, res.OrdersShort)
+		}
 		if placed > res.Scheduled && res.NodesJoin != questions.JoinSettled {
 			fmt.Fprintf(s.out, "\nPODS counts every pod the simulation placed on the new nodes (%d, DaemonSet pods aside), not only the %d they are added for: with the nodes there from the start, the scheduler also puts there pods that would otherwise run on existing nodes.\n", placed, res.Scheduled)
 		}

@@ -19,6 +19,8 @@ type Judge struct {
 	ctx   context.Context
 	env   *Env
 	types []questions.NodeType
+	// orders: see Limits.Orders.
+	orders int
 }
 
 // NewJudge returns the judge of a case's types on env.
@@ -30,6 +32,25 @@ func NewJudge(ctx context.Context, env *Env, types []questions.NodeType) *Judge 
 // It is safe for concurrent use.
 func (j *Judge) Check(counts []int) (*questions.PlanCheck, error) {
 	return questions.CheckPlan(j.ctx, j.env.Load, j.env.NewWorld, j.types, counts)
+}
+
+// InOrders is the verdict of counts in the judge's other orders of the
+// new nodes (1 to Limits.Orders: names, order of joining, the scheduler's
+// draws between equally scored nodes): the first that is not feasible, or
+// nil when every one is. kube-scheduler breaks ties at random, so a plan
+// that places every pod in one order only is not one a user can rely on.
+func (j *Judge) InOrders(counts []int, allowed map[string]bool) (*Verdict, error) {
+	for order := 1; order <= j.orders; order++ {
+		check, err := questions.CheckPlanInOrder(j.ctx, j.env.Load, j.env.NewWorld, j.types, counts, order)
+		if err != nil {
+			return nil, err
+		}
+		if v := VerdictOf(check, allowed); !v.Feasible() {
+			v.Order = order
+			return v, nil
+		}
+	}
+	return nil, nil
 }
 
 // daemonFirst is the priority CheckDaemonsFirst gives the new nodes'
@@ -72,6 +93,9 @@ type Verdict struct {
 	// Empty are its new nodes holding no pod but DaemonSet pods.
 	Empty []string
 	Check *questions.PlanCheck
+	// Order is the judge's order of the new nodes the verdict is of (0:
+	// the plan's own; see InOrders).
+	Order int
 }
 
 // Feasible: the plan leaves no pod unplaced beyond those allowed.

@@ -154,3 +154,42 @@ func TestDescribeNamesTheDefect(t *testing.T) {
 		}
 	}
 }
+
+// With Limits.Orders, the judge places a plan in other orders of its new
+// nodes too (shuffled, named check-<order>-<i>, the tie-break draws
+// seeded apart): the first order that leaves a pod unplaced is the
+// verdict.
+func TestTheJudgeInOtherOrders(t *testing.T) {
+	small := nodeType("c4", "zone-a", 4, 5, 0.2)
+	cases := []struct {
+		name      string
+		objs      []runtime.Object
+		counts    []int
+		wantOrder int // 0: feasible in every order
+		wantNodes []string
+	}{
+		{name: "a plan with room in every order is feasible in each", objs: pods("web", 2, "1500m", ""), counts: []int{2}},
+		{name: "a plan short of room is infeasible in the first other order, its nodes named for it", objs: pods("web", 5, "1500m", ""), counts: []int{2},
+			wantOrder: 1, wantNodes: []string{"check-1-0000", "check-1-0001"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, err := NewEnv(tc.objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := NewJudge(context.Background(), env, []questions.NodeType{small})
+			j.orders = 3
+			v, err := j.InOrders(tc.counts, map[string]bool{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.wantOrder == 0 && v != nil:
+				t.Fatalf("infeasible in order %d: %+v", v.Order, v.Missing)
+			case tc.wantOrder != 0 && (v == nil || v.Order != tc.wantOrder || !slices.Equal(v.Check.NewNodes, tc.wantNodes)):
+				t.Fatalf("verdict %+v, want infeasible in order %d on nodes %v", v, tc.wantOrder, tc.wantNodes)
+			}
+		})
+	}
+}

@@ -22,6 +22,7 @@ var (
 	flagWorst      = flag.Int("worst", 5, "worst cases printed")
 	flagOpen       = flag.Bool("open", false, "run the seeds of TestPlannerOnTheSeedsItFailed marked open (known defects of the search)")
 	flagSims       = flag.Int("sims", 0, "simulations the exhaustive search may run per case (0: 1500 with -enforce, else 30)")
+	flagOrders     = flag.Int("orders", 0, "other orders of a plan's new nodes (names, joining order, tie-break draws) the judge places it in too before calling it feasible")
 )
 
 // TestPlannerAgainstTheOptimum draws cases from a fixed seed, asks the
@@ -39,6 +40,9 @@ func TestPlannerAgainstTheOptimum(t *testing.T) {
 	}
 	if *flagSims > 0 {
 		lim.Sims = *flagSims
+	}
+	if *flagOrders > 0 {
+		lim.Orders = *flagOrders
 	}
 	var s Stats
 	for i := range *flagCases {

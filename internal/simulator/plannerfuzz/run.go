@@ -23,6 +23,10 @@ type Limits struct {
 	// Vectors: how many vectors cheaper than the answer the bounds may
 	// admit; Sims: how many of them may be simulated.
 	Vectors, Sims int
+	// Orders is how many other orders of a plan's new nodes the judge
+	// places it in too before it calls it feasible (see Judge.InOrders);
+	// 0, the plan's own order only.
+	Orders int
 }
 
 // DefaultLimits keep a case to seconds (tens for the rare hardest).
@@ -131,6 +135,7 @@ func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
 		return err
 	}
 	judge := NewJudge(ctx, env, c.Types)
+	judge.orders = lim.Orders
 	floorCheck, err := judge.Check(all.ub)
 	if err != nil {
 		return fmt.Errorf("the floor's simulation: %w", err)
@@ -163,6 +168,18 @@ func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
 		return fmt.Errorf("the answer's simulation: %w", err)
 	}
 	r.Verdict = VerdictOf(check, r.Floor)
+	if r.Verdict.Feasible() {
+		// Feasible in every order of its nodes, or the first order that
+		// is not, kept with the answer's empty nodes.
+		other, err := judge.InOrders(r.Answer, r.Floor)
+		if err != nil {
+			return fmt.Errorf("the answer's simulation in other orders: %w", err)
+		}
+		if other != nil {
+			other.Empty = r.Verdict.Empty
+			r.Verdict = other
+		}
+	}
 	if !r.Verdict.Feasible() {
 		// What the answer should have been: the cheapest vector leaving
 		// only the floor unplaced (any costs at most every candidate at
@@ -265,7 +282,15 @@ func cheapest(judge *Judge, b *bounds, cents []int, below int, allowed map[strin
 					errs[i] = fmt.Errorf("simulating %v: %w", v.counts, err)
 					return
 				}
-				feasible[i] = VerdictOf(check, allowed).Feasible()
+				if !VerdictOf(check, allowed).Feasible() {
+					return
+				}
+				other, err := judge.InOrders(v.counts, allowed)
+				if err != nil {
+					errs[i] = fmt.Errorf("simulating %v in other orders: %w", v.counts, err)
+					return
+				}
+				feasible[i] = other == nil
 			}()
 		}
 		wg.Wait()

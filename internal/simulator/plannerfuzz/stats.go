@@ -208,7 +208,11 @@ func Describe(r *Result) string {
 			case u.Daemon:
 				what = "DaemonSet pod of existing node " + u.Node + ":"
 			}
-			fmt.Fprintf(&b, "\n  INFEASIBLE: %d pods unplaced, e.g. %s %s (%s): %s", n, what, u.Pod, u.Status, u.Reason)
+			in := ""
+			if r.Verdict.Order > 0 {
+				in = fmt.Sprintf(" in the judge's order %d of its nodes", r.Verdict.Order)
+			}
+			fmt.Fprintf(&b, "\n  INFEASIBLE%s: %d pods unplaced, e.g. %s %s (%s): %s", in, n, what, u.Pod, u.Status, u.Reason)
 		}
 		if len(r.Verdict.Empty) > 0 {
 			fmt.Fprintf(&b, "\n  EMPTY NODES: %s hold no pod but DaemonSet pods", strings.Join(r.Verdict.Empty, ", "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/internal/gcpace"
@@ -138,6 +140,13 @@ type NodeTypesResult struct {
 	// of the cluster with them added) or JoinSettled (once the scheduler
 	// has placed what the existing nodes take; nodetypes_settled.go).
 	NodesJoin string `json:"nodesJoin"`
+	// Orders is how many other orders of the new nodes (their names, the
+	// order they join in and the scheduler's draws between equally
+	// scored nodes) the answer was checked in; OrdersShort, how many of
+	// them leave more pods pending than the answer does (0 unless the
+	// limits stopped the repair).
+	Orders      int `json:"orders,omitempty"`
+	OrdersShort int `json:"ordersShort,omitempty"`
 }
 
 // When the new nodes join, in the simulations of capacity --node-types.
@@ -238,6 +247,12 @@ type nodeTypeSearch struct {
 	settledMin int
 	settleFrom *simulator.World
 	settled    *settledBase
+	// small: the question has roundsMaxPending pending pods at most.
+	small bool
+	// orders and ordersShort are robust's: the other orders of the new
+	// nodes the answer was checked in, and how many of them leave more
+	// pods pending.
+	orders, ordersShort int
 }
 
 // eval simulates the cluster with counts[i] nodes of types[i] added, or
@@ -255,8 +270,15 @@ const agentsFirstPriority = 2000001000
 // system-node-critical's priority, so that they are placed before every
 // other pod (see setFloor).
 func (s *nodeTypeSearch) evalWith(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
+	return s.evalJoined(counts, agentsFirst, 0)
+}
+
+// evalJoined is evalWith with the new nodes joined in the order of
+// variant: 0 is newNodes' order, each other value a shuffle of it (see
+// robust).
+func (s *nodeTypeSearch) evalJoined(counts []int, agentsFirst bool, variant int) (*nodeTypeWorld, error) {
 	settled := s.settled != nil && sumCounts(counts) > 0
-	key := fmt.Sprint(counts, agentsFirst, settled)
+	key := fmt.Sprint(counts, agentsFirst, settled, variant)
 	s.mu.Lock()
 	w, ok := s.memo[key]
 	s.mu.Unlock()
@@ -265,9 +287,9 @@ func (s *nodeTypeSearch) evalWith(counts []int, agentsFirst bool) (*nodeTypeWorl
 	}
 	var err error
 	if settled {
-		w, err = s.simulateSettled(counts, agentsFirst)
+		w, err = s.simulateSettled(counts, agentsFirst, variant)
 	} else {
-		w, err = s.simulate(counts, agentsFirst)
+		w, err = s.simulate(counts, agentsFirst, variant)
 	}
 	if err != nil {
 		return nil, err
@@ -280,8 +302,9 @@ func (s *nodeTypeSearch) evalWith(counts []int, agentsFirst bool) (*nodeTypeWorl
 
 // newNodes are the nodes counts adds to c, and the candidate of each.
 // Each candidate's copies are named after it (<type>-<zone>-new-<i>):
-// apart from the cluster's nodes and the other candidates'.
-func (s *nodeTypeSearch) newNodes(counts []int, c *cluster.Cluster) (joined []*v1.Node, owner map[string]int) {
+// apart from the cluster's nodes and the other candidates'. They are in
+// the candidates' order, or, when variant is not 0, shuffled by it.
+func (s *nodeTypeSearch) newNodes(counts []int, c *cluster.Cluster, variant int) (joined []*v1.Node, owner map[string]int) {
 	owner = map[string]int{}
 	for i, k := range counts {
 		if k == 0 {
@@ -297,16 +320,45 @@ func (s *nodeTypeSearch) newNodes(counts []int, c *cluster.Cluster) (joined []*v
 			joined = append(joined, n)
 		}
 	}
+	if variant != 0 {
+		joined, owner = renamed(joined, owner, c, variant)
+	}
 	return joined, owner
 }
 
+// renamed is joined shuffled by variant and named in its new order
+// (new-<variant>-<i>, apart from c's nodes), owner following: the nodes
+// as a cluster might name them and the scheduler meet them, whose ties
+// fall by the nodes' order and names.
+func renamed(joined []*v1.Node, owner map[string]int, c *cluster.Cluster, variant int) ([]*v1.Node, map[string]int) {
+	used := make(map[string]bool, len(c.Nodes))
+	for _, n := range c.Nodes {
+		used[n.Name] = true
+	}
+	r := rand.New(rand.NewPCG(uint64(variant), 0))
+	r.Shuffle(len(joined), func(a, b int) { joined[a], joined[b] = joined[b], joined[a] })
+	out := make(map[string]int, len(owner))
+	k := 0
+	for _, n := range joined {
+		name := ""
+		for name == "" || used[name] {
+			k++
+			name = fmt.Sprintf("new-%d-%05d", variant, k)
+		}
+		out[name] = owner[n.Name]
+		n.Name, n.UID = name, types.UID("node-"+name)
+		n.Labels[v1.LabelHostname] = name
+	}
+	return joined, out
+}
+
 // simulate is eval without the memo.
-func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
+func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool, variant int) (*nodeTypeWorld, error) {
 	c, err := s.load()
 	if err != nil {
 		return nil, err
 	}
-	joined, owner := s.newNodes(counts, c)
+	joined, owner := s.newNodes(counts, c, variant)
 	if err := joinNodes(c, joined); err != nil {
 		return nil, err
 	}
@@ -322,6 +374,7 @@ func (s *nodeTypeSearch) simulate(counts []int, agentsFirst bool) (*nodeTypeWorl
 	if err != nil {
 		return nil, err
 	}
+	reseed(w, variant)
 	if err := w.Run(s.ctx); err != nil {
 		return nil, err
 	}
@@ -445,6 +498,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	if len(before.pending) == 0 {
 		return res, nil
 	}
+	s.small = len(before.pending) <= roundsMaxPending
 	c, err := load()
 	if err != nil {
 		return nil, err
@@ -525,6 +579,9 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 			return nil, err
 		}
 	}
+	if counts, cur, err = s.robust(counts, cur); err != nil {
+		return nil, err
+	}
 	s.trace("dropped", counts, cur)
 	for i, t := range types {
 		if counts[i] == 0 {
@@ -535,6 +592,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		res.HourlyCost += cost
 	}
 	res.HourlyCost = roundCents(res.HourlyCost)
+	res.Orders, res.OrdersShort = s.orders, s.ordersShort
 	res.Scheduled = count(before.pending, report.StatusUnschedulable) - count(cur.pending, report.StatusUnschedulable)
 	res.Spared = count(before.pending, report.StatusPreempted) - count(cur.pending, report.StatusPreempted)
 	for _, p := range cur.pending {

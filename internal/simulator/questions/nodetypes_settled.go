@@ -149,13 +149,14 @@ func daemonCopy(probe *v1.Pod, node string, taken map[string]bool) *v1.Pod {
 }
 
 // simulateSettled is simulate on the settled cluster.
-func (s *nodeTypeSearch) simulateSettled(counts []int, agentsFirst bool) (*nodeTypeWorld, error) {
+func (s *nodeTypeSearch) simulateSettled(counts []int, agentsFirst bool, variant int) (*nodeTypeWorld, error) {
 	b := s.settled
-	joined, owner := s.newNodes(counts, &cluster.Cluster{Nodes: b.base.Nodes})
+	joined, owner := s.newNodes(counts, &cluster.Cluster{Nodes: b.base.Nodes}, variant)
 	w, err := s.newWorld(b.cluster(joined, owner, agentsFirst))
 	if err != nil {
 		return nil, err
 	}
+	reseed(w, variant)
 	if err := w.Run(s.ctx); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package questions
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -51,6 +52,17 @@ type UnplacedPod struct {
 // the DaemonSet pods a joining node gets), and says which pods are left
 // without a place and what each new node holds.
 func CheckPlan(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, counts []int) (*PlanCheck, error) {
+	return CheckPlanInOrder(ctx, load, newWorld, types, counts, 0)
+}
+
+// CheckPlanInOrder is CheckPlan with the new nodes in another order: when
+// order is not 0, shuffled by it, named check-<order>-<i> in that order,
+// and the scheduler's draws between equally scored nodes seeded by it
+// too (by a rule of its own, apart from the search's other orders). A
+// plan kube-scheduler places is one it places in every order: its ties
+// fall at random, and a cluster's nodes join in an order and under names
+// of their own.
+func CheckPlanInOrder(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, counts []int, order int) (*PlanCheck, error) {
 	if len(counts) != len(types) {
 		return nil, fmt.Errorf("%d counts for %d node types", len(counts), len(types))
 	}
@@ -79,12 +91,28 @@ func CheckPlan(ctx context.Context, load func() (*cluster.Cluster, error), newWo
 			joined = append(joined, n)
 		}
 	}
+	if order != 0 {
+		r := rand.New(rand.NewPCG(uint64(order), 0x5eed))
+		r.Shuffle(len(joined), func(a, b int) { joined[a], joined[b] = joined[b], joined[a] })
+		out.NewNodes = out.NewNodes[:0]
+		clear(out.NodePods)
+		clear(out.DaemonPods)
+		for i, n := range joined {
+			n.Name = fmt.Sprintf("check-%d-%04d", order, i)
+			n.Labels[v1.LabelHostname] = n.Name
+			out.NewNodes = append(out.NewNodes, n.Name)
+			out.NodePods[n.Name], out.DaemonPods[n.Name] = 0, 0
+		}
+	}
 	if err := loading.DefaultPods(c, c.JoinNodes(joined)); err != nil {
 		return nil, err
 	}
 	w, err := newWorld(c)
 	if err != nil {
 		return nil, err
+	}
+	if order != 0 {
+		w.Scheduler.Reseed(int64(order)*104729 + 7)
 	}
 	if err := w.Run(ctx); err != nil {
 		return nil, err
