@@ -247,8 +247,10 @@ type nodeTypeSearch struct {
 	settledMin int
 	settleFrom *simulator.World
 	settled    *settledBase
-	// small: the question has roundsMaxPending pending pods at most.
-	small bool
+	// small: the question has roundsMaxPending pending pods at most;
+	// pending is how many pods are pending without new nodes.
+	small   bool
+	pending int
 	// orders and ordersShort are robust's: the other orders of the new
 	// nodes the answer was checked in, and how many of them leave more
 	// pods pending.
@@ -498,7 +500,8 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	if len(before.pending) == 0 {
 		return res, nil
 	}
-	s.small = len(before.pending) <= roundsMaxPending
+	s.pending = len(before.pending)
+	s.small = s.pending <= roundsMaxPending
 	c, err := load()
 	if err != nil {
 		return nil, err

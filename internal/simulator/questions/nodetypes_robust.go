@@ -9,11 +9,12 @@ import (
 )
 
 // robustVariants is how many other orders of the new nodes robust
-// simulates an answer in: robustVariantsSmall on small questions
-// (roundsMaxPending pending pods at most), where simulations are cheap.
+// simulates an answer in: robustVariantsLarge on questions of more than
+// robustLargePending pending pods, where each simulation takes seconds.
 const (
 	robustVariants      = 8
-	robustVariantsSmall = 8
+	robustVariantsLarge = 4
+	robustLargePending  = 2000
 )
 
 // robustRounds is how many times robust repairs an answer at most.
@@ -22,7 +23,8 @@ const robustRounds = 6
 // robust checks the answer counts (cur, its simulation) in robustVariants
 // other orders of its new nodes, and repairs it while one leaves more
 // pods pending: the nodes that order's pending pods need, packed as
-// propose packs them, are added, while that leaves fewer orders short.
+// propose packs them, are added, robustRounds times at most, until every
+// order places as many (else the answer stays as it was).
 //
 // Why: an answer is sized to the last pod by one run of the scheduler,
 // whose ties between equally scored nodes fall by the nodes' order and a
@@ -34,50 +36,55 @@ const robustRounds = 6
 //
 // It records how many orders the answer was checked in (orders) and how
 // many of them leave more pods pending than the answer says (ordersShort:
-// 0 unless the limits, robustRounds or a repair that did not help stopped
-// it: a pod pending in some orders for want of a topology domain, not of
-// room, stays so however many nodes are added).
+// 0 unless the limits or robustRounds stopped it: a pod pending in some
+// orders for want of a topology domain, not of room, may stay so however
+// many nodes are added).
 func (s *nodeTypeSearch) robust(counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
 	if sumCounts(counts) == 0 {
 		return counts, cur, nil
 	}
-	worst, short, err := s.worstOrder(counts, cur)
+	// ref is what the answer leaves: an order is short when it leaves
+	// more.
+	ref := cur
+	worst, short, err := s.worstOrder(counts, ref, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.orders, s.ordersShort = s.variants(), short
-	// A repair is kept when fewer orders leave more pods pending, and no
-	// more new nodes stay empty in the search's own order. On small
-	// questions the answer is the exact search's, the cheapest in the
-	// search's own order: there the other orders are reported, not
-	// repaired (the planner fuzzer's judge holds answers to that order's
-	// optimum; an optimum over every order is its own search).
+	// On small questions the answer is the exact search's, the cheapest
+	// in the search's own order: there the other orders are reported,
+	// not repaired (the planner fuzzer's judge holds answers to that
+	// order's optimum; an optimum over every order is a search of its
+	// own).
+	next, w := counts, cur
 	for round := 0; worst != nil && !s.small && round < robustRounds; round++ {
-		add := s.space.pack(s.needing(worst), worst.spread, worst.onNew, counts)
+		add := s.space.pack(s.needing(worst), worst.spread, worst.onNew, next)
 		for k := range add {
-			add[k] = min(add[k], max(0, s.types[k].Limit-counts[k]))
+			add[k] = min(add[k], max(0, s.types[k].Limit-next[k]))
 		}
 		if sumCounts(add) == 0 {
 			break // at the limits
 		}
-		next := plus(counts, add)
-		w, err := s.eval(next)
-		if err != nil {
+		next = plus(next, add)
+		if w, err = s.eval(next); err != nil {
 			return nil, nil, err
 		}
-		if s.worse(w, cur) || empty(w) > empty(cur) {
-			break
+		if s.worse(w, ref) {
+			// Adding nodes moves pods in every order: the search's own
+			// now leaves more pending, and is repaired next.
+			s.trace("robust: short in the search's own order", next, w)
+			worst = w
+			continue
 		}
-		nextWorst, nextShort, err := s.worstOrder(next, w)
-		if err != nil {
+		// The other orders, up to the first batch with one short.
+		if worst, _, err = s.worstOrder(next, ref, true); err != nil {
 			return nil, nil, err
-		}
-		if nextShort >= short {
-			break
 		}
 		s.trace("robust", next, w)
-		counts, cur, worst, short = next, w, nextWorst, nextShort
-		s.ordersShort = short
+		if worst == nil && empty(w) <= empty(cur) {
+			s.ordersShort = 0
+			return next, w, nil
+		}
 	}
 	return counts, cur, nil
 }
@@ -95,43 +102,49 @@ func empty(w *nodeTypeWorld) int {
 
 // variants is how many other orders robust checks.
 func (s *nodeTypeSearch) variants() int {
-	if s.small {
-		return robustVariantsSmall
+	if s.pending > robustLargePending {
+		return robustVariantsLarge
 	}
 	return robustVariants
 }
 
-// worstOrder simulates counts in the other orders (side by side) and
-// returns the world of the one that leaves the most pods pending beyond
-// cur's (nil when none leaves more) and how many leave more.
-func (s *nodeTypeSearch) worstOrder(counts []int, cur *nodeTypeWorld) (*nodeTypeWorld, int, error) {
+// worstOrder simulates counts in the other orders, s.workers side by
+// side, and returns the world of the one that leaves the most pods
+// pending beyond ref's (nil when none leaves more) and how many leave
+// more; with first, it stops after the first batch with one that does
+// (short then counts that batch's only).
+func (s *nodeTypeSearch) worstOrder(counts []int, ref *nodeTypeWorld, first bool) (*nodeTypeWorld, int, error) {
 	n := s.variants()
-	worlds := make([]*nodeTypeWorld, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, s.workers))
-	for v := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			worlds[v], errs[v] = s.evalJoined(slices.Clone(counts), false, v+1)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
-	}
 	var worst *nodeTypeWorld
 	short := 0
-	for _, w := range worlds {
-		if !s.worse(w, cur) {
-			continue
+	batch := max(1, s.workers)
+	for start := 0; start < n; start += batch {
+		k := min(batch, n-start)
+		worlds := make([]*nodeTypeWorld, k)
+		errs := make([]error, k)
+		var wg sync.WaitGroup
+		for i := range k {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				worlds[i], errs[i] = s.evalJoined(slices.Clone(counts), false, start+i+1)
+			}()
 		}
-		short++
-		if worst == nil || s.worse(w, worst) {
-			worst = w
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, 0, err
+		}
+		for _, w := range worlds {
+			if !s.worse(w, ref) {
+				continue
+			}
+			short++
+			if worst == nil || s.worse(w, worst) {
+				worst = w
+			}
+		}
+		if first && worst != nil {
+			break
 		}
 	}
 	return worst, short, nil
