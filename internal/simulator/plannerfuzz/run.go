@@ -250,8 +250,8 @@ type optimum struct {
 
 // cheapest simulates, cheapest first, the vectors costing less than
 // below that the bounds admit, until one leaves no pod unplaced but
-// those allowed (DaemonSet pods of its new nodes included): the optimum,
-// when any is.
+// those allowed (DaemonSet pods of its new nodes included) and has no
+// node that holds no pod: the optimum, when any is.
 func cheapest(judge *Judge, b *bounds, cents []int, below int, allowed map[string]bool, lim Limits) (optimum, error) {
 	if lim.Sims <= 0 {
 		return optimum{}, nil // no search: undecided
@@ -282,7 +282,10 @@ func cheapest(judge *Judge, b *bounds, cents []int, below int, allowed map[strin
 					errs[i] = fmt.Errorf("simulating %v: %w", v.counts, err)
 					return
 				}
-				if !VerdictOf(check, allowed).Feasible() {
+				// A plan with a node that holds no pod is no answer
+				// (the answer is held to the same), even where that
+				// node moves the scheduler's choices.
+				if v := VerdictOf(check, allowed); !v.Feasible() || len(v.Empty) > 0 {
 					return
 				}
 				other, err := judge.InOrders(v.counts, allowed)
