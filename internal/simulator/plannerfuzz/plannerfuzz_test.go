@@ -122,6 +122,9 @@ func TestPlannerOnTheSeedsItFailed(t *testing.T) {
 		{"pods pinned to a zone with a type offered there are placed in a greenfield cluster", 538, false},
 		{"a pinned pod is placed, and no node is bought for its agents alone", 724, true},
 		{"a pinned pod is placed when a type offered in its zone runs it", 749, true},
+		// Found with the search of 726d752, fixed by the exact search's
+		// zone spread bound (nodetypes_exact_spread.go).
+		{"a zone spread's pods and the new nodes' agents are placed on zones that each hold the spread's share", 722, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -508,6 +508,8 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	}
 	s.traceStep("loaded")
 	usable := usableTypes(c, types, opts.ResourcesIgnored)
+	// The cluster as loaded, before daemonRequests joins its probes.
+	loaded := &cluster.Cluster{Nodes: slices.Clone(c.Nodes), Pods: slices.Clone(c.Pods)}
 	daemon, probes, err := daemonRequests(c, types, usable)
 	if err != nil {
 		return nil, err
@@ -573,7 +575,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	// On the smallest questions, the cheapest answer, by simulating
 	// every cheaper one that could hold the pods.
 	if len(before.pending) <= roundsMaxPending {
-		if counts, cur, err = s.exact(usable, before, counts, cur); err != nil {
+		if counts, cur, err = s.exact(loaded, usable, before, counts, cur); err != nil {
 			return nil, err
 		}
 	}

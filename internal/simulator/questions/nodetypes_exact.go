@@ -12,6 +12,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/internal/simulator"
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
 )
 
 // The exact search's bounds: it runs on questions of at most
@@ -33,8 +34,9 @@ const (
 // nodes); the first acceptable one is the optimum. Each
 // simulation is the judge, as for every other answer; the room test only
 // skips vectors whose new nodes could not hold the requests of the pods
-// that need them.
-func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
+// that need them, or, for a zone spread on nodes of its own, the share of
+// its pods every zone of them must take (zoneSpread).
+func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTypeWorld, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
 	space := s.space
 	// The pods that need room: the pending ones but those every plan
 	// leaves (the floor's).
@@ -45,6 +47,12 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 		}
 	}
 	items := space.items(needing, nil, nil, false)
+	// The zone spreads whose share per zone a vector's nodes must hold.
+	spreads := space.zoneSpreads(items, c)
+	zoneRoom := make([]int, 0, 8)
+	for _, g := range spreads {
+		zoneRoom = slices.Grow(zoneRoom, g.zones)
+	}
 	var cands []int
 	for i := range s.types {
 		if usable[i] && space.room[i] != nil {
@@ -135,6 +143,11 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 				for k, i := range cands {
 					c[i] = pick[k]
 				}
+				for _, g := range spreads {
+					if !g.admits(c, space.room, zoneRoom[:cap(zoneRoom)]) {
+						return // a zone could not hold its share
+					}
+				}
 				list = append(list, vec{c, spent, nodes})
 				return
 			}
@@ -171,7 +184,7 @@ func (s *nodeTypeSearch) exact(usable []bool, before *nodeTypeWorld, counts []in
 		}
 	}
 	if os.Getenv("KUBESCHED_TRACE_PLAN") != "" {
-		fmt.Fprintf(os.Stderr, "exact: below %.3f, %d vectors (too many: %v), the answer acceptable: %v\n", below, len(list), tooMany, s.acceptable(cur))
+		fmt.Fprintf(os.Stderr, "exact: below %.3f, %d vectors (too many: %v), the answer acceptable: %v, %d zone spreads\n", below, len(list), tooMany, s.acceptable(cur), len(spreads))
 	}
 	sort.SliceStable(list, func(a, b int) bool {
 		if list[a].cost != list[b].cost {
