@@ -23,7 +23,7 @@ const (
 	exactMaxPods    = 80
 	exactMaxCands   = 12
 	exactMaxVectors = 20000
-	exactMaxSims    = 800
+	exactMaxSims    = 3000
 )
 
 // exact looks, on a small question, for the cheapest acceptable counts
@@ -34,8 +34,9 @@ const (
 // nodes); the first acceptable one is the optimum. Each
 // simulation is the judge, as for every other answer; the room test only
 // skips vectors whose new nodes could not hold the requests of the pods
-// that need them, or, for a zone spread on nodes of its own, the share of
-// its pods every zone of them must take (zoneSpread).
+// that need them, or, zone by zone, the pods that can run in that zone
+// only and the share of each zone spread's pods it must take
+// (zoneNeeds).
 func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTypeWorld, counts []int, cur *nodeTypeWorld) ([]int, *nodeTypeWorld, error) {
 	space := s.space
 	// The pods that need room: the pending ones but those every plan
@@ -47,12 +48,8 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 		}
 	}
 	items := space.items(needing, nil, nil, false)
-	// The zone spreads whose share per zone a vector's nodes must hold.
-	spreads := space.zoneSpreads(items, c)
-	zoneRoom := make([]int, 0, 8)
-	for _, g := range spreads {
-		zoneRoom = slices.Grow(zoneRoom, g.zones)
-	}
+	// What each zone's new nodes must hold.
+	zones := space.newZoneNeeds(items, c)
 	var cands []int
 	for i := range s.types {
 		if usable[i] && space.room[i] != nil {
@@ -143,10 +140,8 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 				for k, i := range cands {
 					c[i] = pick[k]
 				}
-				for _, g := range spreads {
-					if !g.admits(c, space.room, zoneRoom[:cap(zoneRoom)]) {
-						return // a zone could not hold its share
-					}
+				if !zones.admits(c, space.room) {
+					return // a zone could not hold what it must
 				}
 				list = append(list, vec{c, spent, nodes})
 				return
@@ -184,7 +179,7 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 		}
 	}
 	if os.Getenv("KUBESCHED_TRACE_PLAN") != "" {
-		fmt.Fprintf(os.Stderr, "exact: below %.3f, %d vectors (too many: %v), the answer acceptable: %v, %d zone spreads\n", below, len(list), tooMany, s.acceptable(cur), len(spreads))
+		fmt.Fprintf(os.Stderr, "exact: below %.3f, %d vectors (too many: %v), the answer acceptable: %v, %d zone spreads\n", below, len(list), tooMany, s.acceptable(cur), len(zones.spreads))
 	}
 	sort.SliceStable(list, func(a, b int) bool {
 		if list[a].cost != list[b].cost {

@@ -1,12 +1,14 @@
 package questions
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -30,17 +32,23 @@ type zoneSpread struct {
 }
 
 // zoneSpreads finds the groups of items under one such spread: pods of
-// one controller with the same constraint, all to be placed, greenfield
-// for them (no node of c their affinity matches, no pod of c their
+// one namespace with the same constraint, alike (requests, candidates,
+// node affinity), all to be placed, greenfield for them (no node of c
+// their affinity matches, no pod of c or of items outside the group their
 // selector counts).
-func (s *packSpace) zoneSpreads(items []*packItem, c *cluster.Cluster) []zoneSpread {
-	zones := map[string]int{}
-	groups := map[string]*zoneSpread{}
+func (s *packSpace) zoneSpreads(items []*packItem, c *cluster.Cluster, zoneIdx []int, zones int) (out []zoneSpread, member []bool) {
+	type group struct {
+		g     *zoneSpread
+		sel   labels.Selector
+		ns    string
+		first *packItem
+	}
+	groups := map[string]*group{}
+	keyOf := make([]string, len(items))
 	var order []string
-	for _, it := range items {
+	for k, it := range items {
 		p := it.pod
-		ref := metav1.GetControllerOf(p)
-		if ref == nil || len(p.Spec.TopologySpreadConstraints) != 1 {
+		if len(p.Spec.TopologySpreadConstraints) != 1 {
 			continue
 		}
 		tsc := p.Spec.TopologySpreadConstraints[0]
@@ -48,55 +56,64 @@ func (s *packSpace) zoneSpreads(items []*packItem, c *cluster.Cluster) []zoneSpr
 			tsc.NodeAffinityPolicy != nil || tsc.NodeTaintsPolicy != nil || len(tsc.MatchLabelKeys) > 0 {
 			continue
 		}
-		key := string(ref.UID)
-		if g, ok := groups[key]; ok {
-			if g != nil {
-				g.n++
+		sel, err := metav1.LabelSelectorAsSelector(tsc.LabelSelector)
+		if err != nil || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		key := fmt.Sprintf("%s/%s/%d", p.Namespace, sel, tsc.MaxSkew)
+		keyOf[k] = key
+		if gr, ok := groups[key]; ok {
+			if gr.g != nil && alike(gr.first, it) {
+				gr.g.n++
+			} else {
+				gr.g = nil
 			}
 			continue
 		}
-		sel, err := metav1.LabelSelectorAsSelector(tsc.LabelSelector)
-		if err != nil || !sel.Matches(labels.Set(p.Labels)) || !greenfieldFor(p, sel, c) || countsOthers(sel, p.Namespace, ref.UID, items) {
-			groups[key] = nil
+		gr := &group{sel: sel, ns: p.Namespace, first: it}
+		groups[key] = gr
+		order = append(order, key)
+		if !greenfieldFor(p, sel, c) {
 			continue
 		}
 		aff := nodeaffinity.GetRequiredNodeAffinity(p)
 		g := &zoneSpread{n: 1, skew: int(tsc.MaxSkew), demand: it.demand, zone: make([]int, len(s.types)), runs: slices.Clone(it.cands)}
 		for i, t := range s.types {
 			g.zone[i] = -1
-			if ok, _ := aff.Match(t.Node); !ok || t.Node.Labels[v1.LabelTopologyZone] == "" {
-				continue
+			if ok, _ := aff.Match(t.Node); ok {
+				g.zone[i] = zoneIdx[i]
 			}
-			z, ok := zones[t.Node.Labels[v1.LabelTopologyZone]]
-			if !ok {
-				z = len(zones)
-				zones[t.Node.Labels[v1.LabelTopologyZone]] = z
-			}
-			g.zone[i] = z
 		}
-		groups[key] = g
-		order = append(order, key)
+		gr.g = g
 	}
-	var out []zoneSpread
+	// A pod outside a group that its selector counts: the group starts
+	// at more than 0 somewhere.
+	for k, it := range items {
+		for key, gr := range groups {
+			if gr.g != nil && keyOf[k] != key && it.pod.Namespace == gr.ns && gr.sel.Matches(labels.Set(it.pod.Labels)) {
+				gr.g = nil
+			}
+		}
+	}
+	member = make([]bool, len(items))
 	for _, k := range order {
-		if g := groups[k]; g != nil && g.n > 1 {
-			g.zones = len(zones)
+		if g := groups[k].g; g != nil && g.n > 1 {
+			g.zones = zones
 			out = append(out, *g)
+			for j := range items {
+				member[j] = member[j] || keyOf[j] == k
+			}
 		}
 	}
-	return out
+	return out, member
 }
 
-// countsOthers: sel counts a pod of items in ns that another controller
-// than uid owns.
-func countsOthers(sel labels.Selector, ns string, uid types.UID, items []*packItem) bool {
-	for _, it := range items {
-		q := it.pod
-		if ref := metav1.GetControllerOf(q); q.Namespace == ns && (ref == nil || ref.UID != uid) && sel.Matches(labels.Set(q.Labels)) {
-			return true
-		}
-	}
-	return false
+// alike: b's pod asks what a's does of the new nodes (requests and
+// candidates) under the same node affinity.
+func alike(a, b *packItem) bool {
+	return slices.Equal(a.demand, b.demand) && slices.Equal(a.cands, b.cands) &&
+		equality.Semantic.DeepEqual(a.pod.Spec.Affinity, b.pod.Spec.Affinity) &&
+		maps.Equal(a.pod.Spec.NodeSelector, b.pod.Spec.NodeSelector)
 }
 
 // greenfieldFor: no node of c matches p's node affinity, and no pod of c
@@ -114,6 +131,24 @@ func greenfieldFor(p *v1.Pod, sel labels.Selector, c *cluster.Cluster) bool {
 		}
 	}
 	return true
+}
+
+// share is the least count of g's pods each zone of counts' nodes that
+// is a domain takes (-1: counts has no domain).
+func (g *zoneSpread) share(counts []int, seen []bool) int {
+	seen = seen[:g.zones]
+	clear(seen)
+	d := 0
+	for i, k := range counts {
+		if z := g.zone[i]; k > 0 && z >= 0 && !seen[z] {
+			seen[z] = true
+			d++
+		}
+	}
+	if d == 0 {
+		return -1
+	}
+	return max(0, (g.n-(d-1)*g.skew+d-1)/d)
 }
 
 // admits: counts' nodes could hold the spread's pods, each zone of them
@@ -159,6 +194,126 @@ func (g *zoneSpread) admits(counts []int, room [][]int64, zoneRoom []int) bool {
 	for _, r := range zoneRoom {
 		if r >= 0 && r < least {
 			return false
+		}
+	}
+	return true
+}
+
+// zoneNeeds is what a vector's nodes must hold zone by zone: the
+// requests of the pods that run in one zone only (each candidate they
+// could use is in it), and the share of each zone spread's pods each of
+// its zones takes, in every resource. Pods of different groups do not
+// share room, so each zone's new nodes must have at least the sum.
+type zoneNeeds struct {
+	zoneIdx []int // each candidate's zone (-1: none)
+	zones   int
+	pinned  [][]int64
+	spreads []zoneSpread
+	// scratch
+	room, need [][]int64
+	seen       []bool
+	fit        []int
+}
+
+// newZoneNeeds finds the zones' needs of items (the pods that need new
+// nodes) on a cluster c as loaded.
+func (s *packSpace) newZoneNeeds(items []*packItem, c *cluster.Cluster) *zoneNeeds {
+	zn := &zoneNeeds{zoneIdx: make([]int, len(s.types))}
+	idx := map[string]int{}
+	for i, t := range s.types {
+		zn.zoneIdx[i] = -1
+		z := t.Node.Labels[v1.LabelTopologyZone]
+		if z == "" {
+			continue
+		}
+		if _, ok := idx[z]; !ok {
+			idx[z] = len(idx)
+		}
+		zn.zoneIdx[i] = idx[z]
+	}
+	zn.zones = len(idx)
+	var member []bool
+	zn.spreads, member = s.zoneSpreads(items, c, zn.zoneIdx, zn.zones)
+	zn.alloc(len(s.res))
+	for j, it := range items {
+		if member[j] {
+			continue
+		}
+		z := -2
+		for i, ok := range it.cands {
+			if !ok {
+				continue
+			}
+			if z == -2 {
+				z = zn.zoneIdx[i]
+			} else if zn.zoneIdx[i] != z {
+				z = -1
+			}
+		}
+		if z < 0 {
+			continue
+		}
+		for r, d := range it.demand {
+			zn.pinned[z][r] += d
+		}
+	}
+	return zn
+}
+
+// alloc makes the per-zone arrays for nres resources.
+func (zn *zoneNeeds) alloc(nres int) {
+	zn.pinned = make([][]int64, zn.zones)
+	zn.room, zn.need = make([][]int64, zn.zones), make([][]int64, zn.zones)
+	for z := range zn.zones {
+		zn.pinned[z] = make([]int64, nres)
+		zn.room[z], zn.need[z] = make([]int64, nres), make([]int64, nres)
+	}
+	zn.seen, zn.fit = make([]bool, zn.zones), make([]int, zn.zones)
+}
+
+// admits: counts' new nodes have, zone by zone, the room the zone's needs
+// ask, and each spread's zones the room for its share pod by pod.
+func (zn *zoneNeeds) admits(counts []int, room [][]int64) bool {
+	if zn.zones == 0 {
+		return true
+	}
+	for z := range zn.zones {
+		clear(zn.room[z])
+		copy(zn.need[z], zn.pinned[z])
+	}
+	for i, k := range counts {
+		z := zn.zoneIdx[i]
+		if k == 0 || z < 0 || room[i] == nil {
+			continue
+		}
+		for r, q := range room[i] {
+			if q >= 1<<61 { // unbounded (see nodeRoom)
+				zn.room[z][r] = 1 << 61
+				continue
+			}
+			zn.room[z][r] = min(1<<61, zn.room[z][r]+int64(k)*max(0, q))
+		}
+	}
+	for g := range zn.spreads {
+		sp := &zn.spreads[g]
+		if !sp.admits(counts, room, zn.fit) {
+			return false
+		}
+		share := sp.share(counts, zn.seen)
+		for z := range zn.zones {
+			if !zn.seen[z] {
+				continue
+			}
+			for r, d := range sp.demand {
+				zn.need[z][r] += int64(share) * d
+			}
+		}
+	}
+	for z := range zn.zones {
+		for r, n := range zn.need[z] {
+			if zn.room[z][r] < n {
+				return false
+			}
 		}
 	}
 	return true

@@ -34,3 +34,33 @@ func TestZoneSpreadAdmitsVectorsWhoseZonesHoldTheirShare(t *testing.T) {
 		})
 	}
 }
+
+// Zone by zone, a vector's new nodes must hold the pods that can run in
+// that zone only and each zone spread's share there: pods of different
+// groups do not share room. Candidates: 0 an 8-CPU node in zone a, 1 the
+// same in zone b. Pods pinned to zone a ask 6 CPUs; a spread of 10 pods
+// of 1 CPU (maxSkew 1) runs on either.
+func TestZoneNeedsAddPinnedPodsAndSpreadShares(t *testing.T) {
+	zn := &zoneNeeds{zoneIdx: []int{0, 1}, zones: 2}
+	zn.alloc(1)
+	zn.pinned[0][0] = 6000
+	zn.spreads = []zoneSpread{{n: 10, skew: 1, demand: []int64{1000}, zone: []int{0, 1}, zones: 2, runs: []bool{true, true}}}
+	room := [][]int64{{8000}, {8000}}
+	tests := []struct {
+		name   string
+		counts []int
+		want   bool
+	}{
+		{name: "zone a holds the pinned pods and its share of the spread (5 of 10) on two nodes", counts: []int{2, 1}, want: true},
+		{name: "zone a's one node cannot hold the pinned pods and a share of 5", counts: []int{1, 1}},
+		{name: "zone a alone holds the pinned pods and all 10 spread pods on two nodes", counts: []int{2, 0}, want: true},
+		{name: "zone b alone leaves the pinned pods no room", counts: []int{0, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := zn.admits(tt.counts, room); got != tt.want {
+				t.Errorf("admits(%v) = %v, want %v", tt.counts, got, tt.want)
+			}
+		})
+	}
+}
