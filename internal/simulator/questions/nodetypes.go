@@ -508,8 +508,13 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	}
 	s.traceStep("loaded")
 	usable := usableTypes(c, types, opts.ResourcesIgnored)
-	// The cluster as loaded, before daemonRequests joins its probes.
-	loaded := &cluster.Cluster{Nodes: slices.Clone(c.Nodes), Pods: slices.Clone(c.Pods)}
+	// The cluster as loaded, before daemonRequests joins its probes: the
+	// exact search's, on small questions only (on a large cluster it
+	// would keep every pod alive through the search).
+	var loaded *cluster.Cluster
+	if len(before.pending) <= roundsMaxPending {
+		loaded = &cluster.Cluster{Nodes: slices.Clone(c.Nodes), Pods: slices.Clone(c.Pods)}
+	}
 	daemon, probes, err := daemonRequests(c, types, usable)
 	if err != nil {
 		return nil, err
