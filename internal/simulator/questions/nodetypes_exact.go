@@ -17,13 +17,18 @@ import (
 
 // The exact search's bounds: it runs on questions of at most
 // exactMaxPods pending pods and exactMaxCands usable candidates, lists at
-// most exactMaxVectors count vectors and simulates at most exactMaxSims
-// of them; past any of these it keeps the answer it was given.
+// most exactMaxVectors count vectors and simulates exactPodSims divided
+// by the cluster's pods of them (a simulation costs about its pods),
+// between exactMinSims and exactMaxSims; past any of these it keeps the
+// answer it was given. (The bundled example, ~250 pods: 800
+// simulations, ~10 s; a cluster of 50 pods: 3,000 of a few ms.)
 const (
 	exactMaxPods    = 80
 	exactMaxCands   = 12
 	exactMaxVectors = 20000
+	exactMinSims    = 800
 	exactMaxSims    = 3000
+	exactPodSims    = 150000
 )
 
 // exact looks, on a small question, for the cheapest acceptable counts
@@ -189,7 +194,7 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	})
 	// In batches of one vector per core (each simulation is a whole
 	// cluster of its own), the first acceptable in the list's order.
-	list = list[:min(len(list), exactMaxSims)]
+	list = list[:min(len(list), min(exactMaxSims, max(exactMinSims, exactPodSims/max(1, len(c.Pods)))))]
 	for at := 0; at < len(list); at += s.workers {
 		batch := list[at:min(len(list), at+s.workers)]
 		worlds := make([]*nodeTypeWorld, len(batch))
