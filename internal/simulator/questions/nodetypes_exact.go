@@ -53,8 +53,10 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 		}
 	}
 	items := space.items(needing, nil, nil, false)
-	// What each zone's new nodes must hold.
+	// What each zone's new nodes must hold; leaf is the vector the walk
+	// tests, copied only when it is kept.
 	zones := space.newZoneNeeds(items, c)
+	leaf := make([]int, len(s.types))
 	var cands []int
 	for i := range s.types {
 		if usable[i] && space.room[i] != nil {
@@ -141,14 +143,13 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 					tooMany = true
 					return
 				}
-				c := make([]int, len(s.types))
 				for k, i := range cands {
-					c[i] = pick[k]
+					leaf[i] = pick[k]
 				}
-				if !zones.admits(c, space.room) {
+				if !zones.admits(leaf, space.room) {
 					return // a zone could not hold what it must
 				}
-				list = append(list, vec{c, spent, nodes})
+				list = append(list, vec{slices.Clone(leaf), spent, nodes})
 				return
 			}
 			i := cands[k]
