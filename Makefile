@@ -30,7 +30,7 @@ fuzz-phase:
 ## test-unit: the unit tests alone, with the race detector.
 test-unit:
 	@echo "==> $(NOW) test-unit: building the race-enabled test binaries, then running them (cold: ~8 min on 2 cores, the first ~5 silent while it builds; warm: ~2 min); one line per package as each finishes"
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 ## integration-binaries: build etcd, kube-apiserver, upstream's
 ## kube-scheduler (the oracle of the differential tests) and

@@ -67,17 +67,22 @@ simulation.kubesched.io/zones, "a,b,c", and
 simulation.kubesched.io/max-per-zone), it answers a cheap set of new nodes
 that lets every pending pod schedule: per type and zone, how many, their
 cost and the pods they take, and the pods no type can ever run, with why.
-The search simulates the whole cluster at every step: the floor (every type
-added: what still pends runs nowhere), then bin packing by the scheduler
-(each round, every type searched for the fewest nodes that place all it can,
-from the previous round's count or, in the first, the count its pods'
-requests need; the one placing most pods per unit of cost kept; a type
-that placed nothing is tried again only when no other places more), then
-dropping nodes, the most expensive first, while nothing more pends. A type
+The search proposes like a packer and decides like the scheduler: the
+linear relaxation of the packing (its cost is the lower bound the answer
+reports) gives the types and zones, whole nodes are packed first-fit from
+it, and the whole cluster with those nodes is simulated; the pods it
+leaves pending are packed again and their nodes added, then nodes the
+scheduler leaves little on are dropped while nothing more pends. On small
+questions it also takes the floor first (every type added: what still
+pends runs nowhere), searches by rounds of types, and simulates every
+cheaper count vector whose nodes have a slot for each pod (the exact
+search). The answer is then simulated with its new nodes in other orders
+and names, and the scheduler's ties drawn otherwise, and repaired until
+each order places as many pods. A type
 on which no pod to schedule could run (its taints, labels, or too small a
 size for every pod) is never added. The cheapest the search
-finds, not a proven optimum; with any one node of it removed, some pod does
-not schedule.
+finds, not a proven optimum; on answers of up to 40 nodes, with any one
+node of it removed, some pod does not schedule.
 
 With --node-types and --workload FILE, the nodes are sized for that
 workload's pods (added to the cluster as given): the cluster's other

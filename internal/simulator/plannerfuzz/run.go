@@ -23,6 +23,11 @@ type Limits struct {
 	// Vectors: how many vectors cheaper than the answer the bounds may
 	// admit; Sims: how many of them may be simulated.
 	Vectors, Sims int
+	// DecideSims is how many vectors may be simulated to decide an
+	// infeasible answer (whether any vector does better: a defect, or
+	// none: unsatisfiable); 0, Sims. Such cases are rare and a defect is
+	// no defect until decided, so it is larger: some take ~27,000.
+	DecideSims int
 	// Orders is how many other orders of a plan's new nodes the judge
 	// places it in too before it calls it feasible (see Judge.InOrders);
 	// 0, the plan's own order only.
@@ -30,7 +35,7 @@ type Limits struct {
 }
 
 // DefaultLimits keep a case to seconds (tens for the rare hardest).
-var DefaultLimits = Limits{Vectors: 500000, Sims: 1500}
+var DefaultLimits = Limits{Vectors: 500000, Sims: 1500, DecideSims: 40000}
 
 // Result is one case's outcome.
 type Result struct {
@@ -188,7 +193,9 @@ func runCase(ctx context.Context, c *Case, lim Limits, r *Result) error {
 		if err != nil {
 			return err
 		}
-		o, err := cheapest(judge, b, c.Cents, costOf(all.ub, c.Cents)+1, r.Floor, lim)
+		decide := lim
+		decide.Sims = max(lim.Sims, lim.DecideSims)
+		o, err := cheapest(judge, b, c.Cents, costOf(all.ub, c.Cents)+1, r.Floor, decide)
 		r.Vectors, r.Sims = o.vectors, o.sims
 		switch {
 		case err == nil && o.found:

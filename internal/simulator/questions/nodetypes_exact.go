@@ -56,6 +56,7 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	// What each zone's new nodes must hold; leaf is the vector the walk
 	// tests, copied only when it is kept.
 	zones := space.newZoneNeeds(items, c)
+	sizes := space.newSizeNeeds(c, s.floorSet)
 	leaf := make([]int, len(s.types))
 	var cands []int
 	for i := range s.types {
@@ -85,6 +86,26 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	for r, q := range before.free {
 		if j, ok := space.resAt[r]; ok {
 			need[j] = max(0, need[j]-q)
+		}
+	}
+	// A pod no candidate can hold is placed, if at all, on an existing
+	// node whose other pods the new nodes draw away (the scheduler's
+	// spreading and LeastAllocated scores): then any candidate that some
+	// pod of the cluster could use may be what places it.
+	stranded := false
+	for _, p := range needing {
+		if !slices.Contains(space.candidates(p), true) {
+			stranded = true
+		}
+	}
+	if stranded {
+		clear(users) // the cluster's pods include the pending ones
+		for _, it := range space.items(nonDaemon(c.Pods), nil, nil, false) {
+			for i, ok := range it.cands {
+				if ok {
+					users[i]++
+				}
+			}
 		}
 	}
 	ub := make([]int, len(cands))
@@ -148,6 +169,9 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 				}
 				if !zones.admits(leaf, space.room) {
 					return // a zone could not hold what it must
+				}
+				if !sizes.admits(leaf) {
+					return // too few slots for the pods of some size
 				}
 				list = append(list, vec{slices.Clone(leaf), spent, nodes})
 				return
@@ -213,6 +237,9 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 			return nil, nil, err
 		}
 		for b, w := range worlds {
+			if os.Getenv("KUBESCHED_TRACE_PLAN") == "exact" {
+				s.trace(fmt.Sprintf("exact try acc=%v empty=%v short=%d", s.acceptable(w), hasEmpty(w), s.short(w)), batch[b].counts, w)
+			}
 			if s.acceptable(w) && !hasEmpty(w) {
 				s.trace("exact", batch[b].counts, w)
 				return batch[b].counts, w, nil
@@ -259,4 +286,15 @@ func hasEmpty(w *nodeTypeWorld) bool {
 		}
 	}
 	return false
+}
+
+// nonDaemon are pods but the DaemonSet pods.
+func nonDaemon(pods []*v1.Pod) []*v1.Pod {
+	var out []*v1.Pod
+	for _, p := range pods {
+		if !cluster.IsDaemonSetPod(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package questions
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -34,17 +35,34 @@ func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error 
 	}
 	byPending, byAll := users(pending), users(pods)
 	var floor map[string]bool
+	// Each world is one draw of the scheduler's scores (default
+	// spreading, LeastAllocated): a pod one leaves pending another may
+	// place. The more worlds the floor is taken over, the fewer pods it
+	// wrongly gives up; each costs one simulation of a small question.
+	var worlds [][]int
+	seen := map[string]bool{}
 	for _, most := range []func(i int) int{
 		func(i int) int { return s.types[i].Limit },
 		func(i int) int { return min(s.types[i].Limit, byPending[i]) },
 		func(i int) int { return min(s.types[i].Limit, byAll[i]) },
 	} {
-		all := make([]int, len(s.types))
-		for i := range s.types {
-			if usable[i] {
-				all[i] = min(most(i), len(pending))
+		for _, capped := range []bool{true, false} {
+			all := make([]int, len(s.types))
+			for i := range s.types {
+				if usable[i] {
+					all[i] = most(i)
+					if capped {
+						all[i] = min(all[i], len(pending))
+					}
+				}
+			}
+			if key := fmt.Sprint(all); !seen[key] {
+				seen[key] = true
+				worlds = append(worlds, all)
 			}
 		}
+	}
+	for _, all := range worlds {
 		s.floorCost = max(s.floorCost, s.cost(all))
 		w, err := s.eval(all)
 		if err != nil {
