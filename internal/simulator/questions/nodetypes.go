@@ -478,10 +478,14 @@ type NodeTypesOptions struct {
 //     put on it, the least used nodes dropped while nothing more is left
 //     pending, and, on answers of at most dropEachMax nodes, any one node.
 //  3. On small questions (roundsMaxPending pending pods at most), the
-//     search by rounds of types (rounds) runs too, from nothing, its
-//     answer kept when cheaper, and then the exact search (exact): every
-//     cheaper set of counts whose nodes could hold the pending pods'
-//     requests is simulated, cheapest first, within bounds.
+//     floor first (setFloor); on those of a cluster of at most
+//     roundsMaxPods pods, the search by rounds of types (rounds) runs
+//     too, from nothing, its answer kept when cheaper; and then the
+//     exact search (exact): every cheaper set of counts whose nodes could
+//     hold the pending pods (sizeNeeds, zoneNeeds) is simulated, cheapest
+//     first, within bounds.
+//  4. The answer is simulated in other orders of its new nodes and
+//     repaired (robust).
 //
 // A type no pod to schedule could run on (usableTypes) is left out of
 // every step. The answer also carries the relaxation's cost, a lower
@@ -552,7 +556,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	// On small questions (each simulation cheap), the search by rounds of
 	// types, from nothing and, where the proposal leaves pods pending,
 	// from it: its answer is kept when it is better.
-	if len(before.pending) <= roundsMaxPending {
+	if len(before.pending) <= roundsMaxPending && len(c.Pods) <= roundsMaxPods {
 		var starts [][]int
 		if s.short(cur) > 0 {
 			starts = append(starts, counts)

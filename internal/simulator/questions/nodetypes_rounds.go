@@ -13,11 +13,19 @@ import (
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 )
 
+// floorUncappedMin: setFloor's worlds whose counts are not capped at the
+// pending pods are simulated only when they add at most this many nodes
+// (or four per pending pod): the fuzzer's cases, whose limits are a few
+// nodes per type, not a catalogue of types at 1,000 nodes per zone.
+const floorUncappedMin = 200
+
 // setFloor simulates every usable type at its limit, and at as many
 // nodes as there are pending pods that could run on it, and pods of the
 // cluster's (more nodes of a type than pods for them only change where
 // the scheduler puts pods, and spreading over more nodes may leave more
-// pending): the pods all three leave pending are the floor, where rounds stops.
+// pending), each capped at the pending pods and (when not too many
+// nodes, floorUncappedMin) not: the pods all these worlds leave pending
+// are the floor, where rounds stops.
 func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error {
 	users := func(pods []*v1.Pod) []int {
 		out := make([]int, len(s.types))
@@ -55,6 +63,9 @@ func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error 
 						all[i] = min(all[i], len(pending))
 					}
 				}
+			}
+			if !capped && sumCounts(all) > max(floorUncappedMin, 4*len(pending)) {
+				continue // a world of thousands of nodes: seconds each
 			}
 			if key := fmt.Sprint(all); !seen[key] {
 				seen[key] = true
