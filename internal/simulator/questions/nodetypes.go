@@ -588,6 +588,12 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 			return nil, err
 		}
 	}
+	if !s.small {
+		// Small questions have the exact search.
+		if counts, cur, err = s.polish(counts, cur, len(c.Pods)); err != nil {
+			return nil, err
+		}
+	}
 	if opts.BalanceZones {
 		if counts, cur, err = s.balance(counts, cur); err != nil {
 			return nil, err
