@@ -37,8 +37,8 @@ type sizeGroup struct {
 // node yet, but the DaemonSet pods and those of floor, and the room of
 // c's nodes. The room an existing node keeps for them is its allocatable
 // less its pods that no pending pod can preempt (of no lower priority
-// than the highest pending one) and its own DaemonSet pods: a bound, not
-// what the scheduler will do.
+// than the highest pending one; not terminating, not finished) and its
+// own DaemonSet pods: a bound, not what the scheduler will do.
 func (s *packSpace) newSizeNeeds(c *cluster.Cluster, floor map[string]bool) *sizeNeeds {
 	var pods []*v1.Pod
 	top := int32(-1 << 31)
@@ -69,6 +69,9 @@ func (s *packSpace) newSizeNeeds(c *cluster.Cluster, floor map[string]bool) *siz
 		u[v1.ResourcePods] = n
 	}
 	for _, p := range c.Pods {
+		if p.DeletionTimestamp != nil || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue // its room may be free by the time it is needed
+		}
 		switch {
 		case p.Spec.NodeName != "" && corev1helpers.PodPriority(p) >= top:
 			take(p.Spec.NodeName, p)

@@ -60,6 +60,11 @@ func TestSizeNeedsAdmitVectorsWithASlotForEveryPod(t *testing.T) {
 			nodes: []*v1.Node{node("old", "4")}, pods: append(pending("p", 2, "2", 100), st.MakePod().Name("run").Req(cpu("2")).Node("old").Obj()),
 			counts: []int{0, 0}, want: true,
 		},
+		{
+			name:  "a finished pod on an existing node leaves its room",
+			nodes: []*v1.Node{node("old", "4")}, pods: append(pending("p", 3, "2", 0), st.MakePod().Name("done").Req(cpu("2")).Node("old").Phase(v1.PodSucceeded).Obj()),
+			counts: []int{0, 1}, want: true,
+		},
 		{name: "pods of the floor need no slot", pods: pending("p", 3, "3", 0), floor: []string{"default/p-1", "default/p-2"}, counts: []int{1, 0}, want: true},
 	}
 	for _, tc := range cases {
