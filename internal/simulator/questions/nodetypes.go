@@ -280,7 +280,7 @@ func (s *nodeTypeSearch) evalWith(counts []int, agentsFirst bool) (*nodeTypeWorl
 // robust).
 func (s *nodeTypeSearch) evalJoined(counts []int, agentsFirst bool, variant int) (*nodeTypeWorld, error) {
 	settled := s.settled != nil && sumCounts(counts) > 0
-	key := fmt.Sprint(counts, agentsFirst, settled, variant)
+	key := s.memoKey(counts, agentsFirst, variant)
 	s.mu.Lock()
 	w, ok := s.memo[key]
 	s.mu.Unlock()
@@ -300,6 +300,12 @@ func (s *nodeTypeSearch) evalJoined(counts []int, agentsFirst bool, variant int)
 	s.memo[key] = w
 	s.mu.Unlock()
 	return w, nil
+}
+
+// memoKey is the memo's key of evalJoined's simulation of counts.
+func (s *nodeTypeSearch) memoKey(counts []int, agentsFirst bool, variant int) string {
+	settled := s.settled != nil && sumCounts(counts) > 0
+	return fmt.Sprint(counts, agentsFirst, settled, variant)
 }
 
 // newNodes are the nodes counts adds to c, and the candidate of each.

@@ -52,12 +52,6 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 			needing = append(needing, p)
 		}
 	}
-	items := space.items(needing, nil, nil, false)
-	// What each zone's new nodes must hold; leaf is the vector the walk
-	// tests, copied only when it is kept.
-	zones := space.newZoneNeeds(items, c)
-	sizes := space.newSizeNeeds(c, s.floorSet)
-	leaf := make([]int, len(s.types))
 	var cands []int
 	for i := range s.types {
 		if usable[i] && space.room[i] != nil {
@@ -67,6 +61,13 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	if len(before.pending) > exactMaxPods || len(cands) > exactMaxCands || len(cands) == 0 {
 		return counts, cur, nil
 	}
+	items := space.items(needing, nil, nil, false)
+	// What each zone's new nodes must hold, and the slots of each pod
+	// size; leaf is the vector the walk tests, copied only when it is
+	// kept.
+	zones := space.newZoneNeeds(items, c)
+	sizes := space.newSizeNeeds(c, s.floorSet)
+	leaf := make([]int, len(s.types))
 	// What the new nodes must hold: the pending pods' requests in each
 	// resource, and per candidate at most as many nodes as pods could use
 	// it (and its limit).
@@ -92,21 +93,8 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	// node whose other pods the new nodes draw away (the scheduler's
 	// spreading and LeastAllocated scores): then any candidate that some
 	// pod of the cluster could use may be what places it.
-	stranded := false
-	for _, p := range needing {
-		if !slices.Contains(space.candidates(p), true) {
-			stranded = true
-		}
-	}
-	if stranded {
-		clear(users) // the cluster's pods include the pending ones
-		for _, it := range space.items(nonDaemon(c.Pods), nil, nil, false) {
-			for i, ok := range it.cands {
-				if ok {
-					users[i]++
-				}
-			}
-		}
+	if slices.ContainsFunc(needing, func(p *v1.Pod) bool { return !slices.Contains(space.candidates(p), true) }) {
+		users = space.users(c.Pods) // the cluster's pods include the pending ones
 	}
 	ub := make([]int, len(cands))
 	for k, i := range cands {
@@ -219,7 +207,7 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	})
 	// In batches of one vector per core (each simulation is a whole
 	// cluster of its own), the first acceptable in the list's order.
-	list = list[:min(len(list), min(exactMaxSims, max(exactMinSims, exactPodSims/max(1, len(c.Pods)))))]
+	list = list[:min(len(list), simBudget(exactPodSims, exactMinSims, exactMaxSims, len(c.Pods)))]
 	for at := 0; at < len(list); at += s.workers {
 		batch := list[at:min(len(list), at+s.workers)]
 		worlds := make([]*nodeTypeWorld, len(batch))
@@ -288,13 +276,9 @@ func hasEmpty(w *nodeTypeWorld) bool {
 	return false
 }
 
-// nonDaemon are pods but the DaemonSet pods.
-func nonDaemon(pods []*v1.Pod) []*v1.Pod {
-	var out []*v1.Pod
-	for _, p := range pods {
-		if !cluster.IsDaemonSetPod(p) {
-			out = append(out, p)
-		}
-	}
-	return out
+// simBudget is how many simulations a step may run: podSims divided by
+// the cluster's pods (a simulation costs about its pods), between lo and
+// hi.
+func simBudget(podSims, lo, hi, pods int) int {
+	return min(hi, max(lo, podSims/max(1, pods)))
 }

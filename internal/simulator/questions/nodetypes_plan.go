@@ -576,7 +576,8 @@ func hasDeviceClasses(c *cluster.Cluster) bool {
 
 // trace writes a step of the search to the standard error when
 // KUBESCHED_TRACE_PLAN is set (for studying the search, not a
-// user-facing output).
+// user-facing output): "pods" adds each pending pod, "exact" each vector
+// the exact search simulates.
 func (s *nodeTypeSearch) trace(step string, counts []int, w *nodeTypeWorld) {
 	if os.Getenv("KUBESCHED_TRACE_PLAN") == "" {
 		return

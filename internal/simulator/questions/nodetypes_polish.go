@@ -2,7 +2,6 @@ package questions
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"sync"
 )
@@ -44,7 +43,7 @@ func (s *nodeTypeSearch) polish(counts []int, cur *nodeTypeWorld, pods int) ([]i
 		// tens of thousands of pods (robust skips it too).
 		return counts, cur, nil
 	}
-	budget := min(polishMaxSims, max(polishMinSims, polishPodSims/max(1, pods)))
+	budget := simBudget(polishPodSims, polishMinSims, polishMaxSims, pods)
 	for spent := 0; spent < budget; {
 		moves := s.polishMoves(counts)
 		kept := false
@@ -92,9 +91,9 @@ func (s *nodeTypeSearch) polish(counts []int, cur *nodeTypeWorld, pods int) ([]i
 // tries many vectors once each, and a world holds every pod of the
 // cluster (at 5,000 pods, 0.9 GB more at the end of the search without).
 func (s *nodeTypeSearch) forget(counts []int, variant int) {
-	settled := s.settled != nil && sumCounts(counts) > 0
+	key := s.memoKey(counts, false, variant)
 	s.mu.Lock()
-	delete(s.memo, fmt.Sprint(counts, false, settled, variant))
+	delete(s.memo, key)
 	s.mu.Unlock()
 }
 

@@ -2,7 +2,6 @@ package questions
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -27,28 +26,14 @@ const floorUncappedMin = 200
 // nodes, floorUncappedMin) not: the pods all these worlds leave pending
 // are the floor, where rounds stops.
 func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error {
-	users := func(pods []*v1.Pod) []int {
-		out := make([]int, len(s.types))
-		for _, p := range pods {
-			if cluster.IsDaemonSetPod(p) {
-				continue
-			}
-			for i, ok := range s.space.candidates(p) {
-				if ok {
-					out[i]++
-				}
-			}
-		}
-		return out
-	}
-	byPending, byAll := users(pending), users(pods)
+	byPending, byAll := s.space.users(pending), s.space.users(pods)
 	var floor map[string]bool
 	// Each world is one draw of the scheduler's scores (default
 	// spreading, LeastAllocated): a pod one leaves pending another may
 	// place. The more worlds the floor is taken over, the fewer pods it
-	// wrongly gives up; each costs one simulation of a small question.
+	// wrongly gives up; each costs one simulation of a small question
+	// (a world asked twice is the memo's).
 	var worlds [][]int
-	seen := map[string]bool{}
 	for _, most := range []func(i int) int{
 		func(i int) int { return s.types[i].Limit },
 		func(i int) int { return min(s.types[i].Limit, byPending[i]) },
@@ -67,10 +52,7 @@ func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error 
 			if !capped && sumCounts(all) > max(floorUncappedMin, 4*len(pending)) {
 				continue // a world of thousands of nodes: seconds each
 			}
-			if key := fmt.Sprint(all); !seen[key] {
-				seen[key] = true
-				worlds = append(worlds, all)
-			}
+			worlds = append(worlds, all)
 		}
 	}
 	for _, all := range worlds {
@@ -102,6 +84,23 @@ func (s *nodeTypeSearch) setFloor(usable []bool, pending, pods []*v1.Pod) error 
 	// Set once, before the simulations that run side by side read it.
 	s.floorSet, s.floor = floor, len(floor)
 	return nil
+}
+
+// users counts, per candidate, the pods that could run on it (candidates),
+// DaemonSet pods aside.
+func (s *packSpace) users(pods []*v1.Pod) []int {
+	out := make([]int, len(s.types))
+	for _, p := range pods {
+		if cluster.IsDaemonSetPod(p) {
+			continue
+		}
+		for i, ok := range s.candidates(p) {
+			if ok {
+				out[i]++
+			}
+		}
+	}
+	return out
 }
 
 // rounds is the search by rounds of types, from counts (cur its
