@@ -114,9 +114,10 @@ func (pl *PodTopologySpread) PreFilter(ctx context.Context, state *framework.Cyc
 		if node == nil || !hasAllKeys(node.Labels, cs) {
 			return // a node must have every key to count
 		}
+		var nc nodeCounts
 		for i := range cs {
 			if cs[i].includes(logger, pod, node, &s.affinity) {
-				into[i] = contribution{counted: true, value: node.Labels[cs[i].TopologyKey], pods: countMatching(ni.Pods(), cs[i].Selector, pod.Namespace)}
+				into[i] = contribution{counted: true, value: node.Labels[cs[i].TopologyKey], pods: nc.of(ni, cs, i, pod.Namespace)}
 			}
 		}
 	})

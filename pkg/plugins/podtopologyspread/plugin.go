@@ -93,6 +93,10 @@ type constraint struct {
 	NodeTaintsPolicy   v1.NodeInclusionPolicy
 	// comparison is the plugin's TaintTolerationComparisonOperators.
 	comparison bool
+	// sameSelectorAs is the first earlier constraint with the same
+	// selector, whose count of a node's pods this one reuses; -1: none.
+	// The system defaults (hostname and zone) share one selector.
+	sameSelectorAs int
 }
 
 // includes applies the constraint's node inclusion policies: with Honor,
@@ -122,6 +126,10 @@ func (pl *PodTopologySpread) constraintsFor(pod *v1.Pod, action v1.Unsatisfiable
 	}
 	for i := range cs {
 		cs[i].Selector = sel
+		cs[i].sameSelectorAs = -1
+		if i > 0 {
+			cs[i].sameSelectorAs = 0 // one selector for all
+		}
 	}
 	return cs, nil
 }
@@ -167,6 +175,13 @@ func (pl *PodTopologySpread) parseConstraints(in []v1.TopologySpreadConstraint, 
 		}
 		if c.NodeTaintsPolicy != nil {
 			tc.NodeTaintsPolicy = *c.NodeTaintsPolicy
+		}
+		tc.sameSelectorAs = -1
+		for j := range out {
+			if out[j].sameSelectorAs < 0 && out[j].Selector.String() == sel.String() {
+				tc.sameSelectorAs = j
+				break
+			}
 		}
 		out = append(out, tc)
 	}
@@ -251,6 +266,33 @@ func countMatching(pods []*framework.PodInfo, sel labels.Selector, ns string) in
 		if sel.Matches(labels.Set(p.Labels)) {
 			n++
 		}
+	}
+	return n
+}
+
+// maxShared is how many constraints' counts nodeCounts remembers; more
+// are counted without sharing.
+const maxShared = 8
+
+// nodeCounts counts the matching pods of one node per constraint, once per
+// distinct selector (sameSelectorAs): the system defaults' two constraints
+// share one count. A zero value per node; allocation-free.
+type nodeCounts struct {
+	done [maxShared]int // count+1 per constraint; 0: not counted yet
+}
+
+// of is constraint i's count of ni's pods in ns.
+func (nc *nodeCounts) of(ni *framework.NodeInfo, cs []constraint, i int, ns string) int {
+	j := i
+	if s := cs[i].sameSelectorAs; s >= 0 {
+		j = s
+	}
+	if j < maxShared && nc.done[j] > 0 {
+		return nc.done[j] - 1
+	}
+	n := countMatching(ni.Pods(), cs[j].Selector, ns)
+	if j < maxShared {
+		nc.done[j] = n + 1
 	}
 	return n
 }

@@ -73,17 +73,18 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, state *framework.Cycl
 		if node == nil || (requireAll && !hasAllKeys(node.Labels, cs)) {
 			return
 		}
+		var nc nodeCounts
 		for i := range cs {
 			c := &cs[i]
 			if c.TopologyKey == v1.LabelHostname {
 				// Not a counted domain: Score reads the node's own count.
-				into[i] = contribution{pods: countMatching(ni.Pods(), c.Selector, pod.Namespace)}
+				into[i] = contribution{pods: nc.of(ni, cs, i, pod.Namespace)}
 				continue
 			}
 			if !c.includes(logger, pod, node, &affinity) {
 				continue
 			}
-			into[i] = contribution{counted: true, value: node.Labels[c.TopologyKey], pods: countMatching(ni.Pods(), c.Selector, pod.Namespace)}
+			into[i] = contribution{counted: true, value: node.Labels[c.TopologyKey], pods: nc.of(ni, cs, i, pod.Namespace)}
 		}
 	})
 	s.memo = m
