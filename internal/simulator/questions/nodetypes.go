@@ -498,6 +498,10 @@ type NodeTypesOptions struct {
 // bound of any answer's (LowerBound), and the limits it reached.
 func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), types []NodeType, opts NodeTypesOptions) (*NodeTypesResult, error) {
 	s := &nodeTypeSearch{ctx: ctx, load: load, newWorld: newWorld, types: types, target: opts.Target, workers: runtime.GOMAXPROCS(0), memo: map[string]*nodeTypeWorld{}, settledMin: opts.settledMin()}
+	// From here, world after world of the whole cluster (see
+	// gcpace.Searching), the first one the cluster without new nodes: on
+	// a large cluster, its simulation is most of the answer's time.
+	defer gcpace.Searching()()
 	none := make([]int, len(types))
 	before, err := s.eval(none)
 	if err != nil {
@@ -531,9 +535,6 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	}
 	space := newPackSpace(types, usable, daemon, opts.ResourcesIgnored || hasDeviceClasses(c))
 	s.space = space
-	// From here, world after world of the whole cluster (see
-	// gcpace.Searching).
-	defer gcpace.Searching()()
 	if settleFrom != nil {
 		s.settled = newSettledBase(settleFrom, probes)
 		settleFrom = nil
