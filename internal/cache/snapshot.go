@@ -29,7 +29,8 @@ type Snapshot struct {
 	// pass over many nodes can check generations without touching each
 	// NodeInfo (Generations).
 	gens       []int64
-	maintained bool // by Cache.UpdateSnapshot, the only writer of its NodeInfos
+	names      []string // names[i] is nodeInfoList[i].NodeName(), likewise
+	maintained bool     // by Cache.UpdateSnapshot, the only writer of its NodeInfos
 
 	trackChanges        bool
 	seq                 uint64
@@ -79,9 +80,19 @@ func (s *Snapshot) Generations() []int64 {
 	return s.gens
 }
 
+// Names are the names of List's NodeInfos, in its order; nil when
+// Generations is.
+func (s *Snapshot) Names() []string {
+	if !s.maintained {
+		return nil
+	}
+	return s.names
+}
+
 // changed records that the NodeInfo at position i was updated in place.
 func (s *Snapshot) changed(i int) {
 	s.gens[i] = s.nodeInfoList[i].Generation()
+	s.names[i] = s.nodeInfoList[i].NodeName()
 	if len(s.log) == maxChangeLog {
 		half := maxChangeLog / 2
 		s.log = append(s.log[:0], s.log[half:]...)
@@ -219,10 +230,11 @@ func (s *Snapshot) rebuildList(order *nodeTree) {
 			s.nodeInfoList = append(s.nodeInfoList, ni)
 		}
 	})
-	s.gens = s.gens[:0]
+	s.gens, s.names = s.gens[:0], s.names[:0]
 	for i, ni := range s.nodeInfoList {
 		ni.SetIndex(i)
 		s.gens = append(s.gens, ni.Generation())
+		s.names = append(s.names, ni.NodeName())
 	}
 	s.rebuilt()
 	s.rebuildAffinityLists()

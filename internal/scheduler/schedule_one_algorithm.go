@@ -197,6 +197,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 		}
 		feasible = s.feasibleBuf[:0]
 	}
+	positions := s.feasiblePos[:0]
 	// Cycles run one at a time: the status buffer is reused, so a search
 	// that stops after a few hundred of 5,000 nodes does not allocate 5,000.
 	if cap(s.statusBuf) < numAll {
@@ -250,10 +251,12 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 		}
 		for i := 0; i < window; i++ {
 			processed++
-			ni := nodes[(start+base+i)%numAll]
+			j := (start + base + i) % numAll
+			ni := nodes[j]
 			st := statuses[base+i]
 			if st.IsSuccess() {
 				feasible = append(feasible, ni)
+				positions = append(positions, int32(j))
 				if len(feasible) == toFind {
 					break
 				}
@@ -284,6 +287,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *runtime.F
 	}
 	clear(failed)
 	s.failedBuf = failed[:0]
+	s.feasiblePos = positions
 	return feasible, nil
 }
 
@@ -297,6 +301,12 @@ type nodeStatus struct {
 func (s *Scheduler) prioritizeNodes(ctx context.Context, fwk *runtime.Framework, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
 	if st := fwk.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
 		return nil, st.AsError()
+	}
+	// The positions of the last filter pass, if it found these nodes (the
+	// score pass checks each one against the snapshot's list).
+	s.scoreBuf.Positions = nil
+	if len(s.feasiblePos) == len(nodes) {
+		s.scoreBuf.Positions = s.feasiblePos
 	}
 	scores, st := fwk.RunScorePluginsTotals(ctx, state, pod, nodes, &s.scoreBuf)
 	if !st.IsSuccess() {

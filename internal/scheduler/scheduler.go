@@ -97,8 +97,11 @@ type Scheduler struct {
 	statusBuf []*framework.Status
 	// failedBuf collects the nodes findNodesThatPassFilters rejects.
 	failedBuf []nodeStatus
-	// feasibleBuf backs findNodesThatPassFilters' result (one cycle's).
+	// feasibleBuf backs findNodesThatPassFilters' result (one cycle's);
+	// feasiblePos holds the last result's positions in the node list it
+	// was found in, for the score pass (ScoreBuffers.Positions).
 	feasibleBuf []*framework.NodeInfo
+	feasiblePos []int32
 	// scoreBuf backs prioritizeNodes' result (one cycle's: selectHost
 	// reads it before the next cycle scores).
 	scoreBuf runtime.ScoreBuffers

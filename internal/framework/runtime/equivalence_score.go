@@ -54,13 +54,41 @@ func (f *Framework) scoresCached(cy *eqCycle, nodes []*framework.NodeInfo, slots
 // haveScores tells whether the class holds the scores of slots on ni,
 // which it holds.
 func (f *Framework) haveScores(cy *eqCycle, ni *framework.NodeInfo, slots []int) bool {
-	cells := cy.class.scores[ni.Index()*f.eq.numScore:]
+	return f.haveScoresAt(cy, ni.Index(), ni.Generation(), slots)
+}
+
+// haveScoresAt is haveScores for the node at position idx of generation
+// gen.
+func (f *Framework) haveScoresAt(cy *eqCycle, idx int, gen int64, slots []int) bool {
+	cells := cy.class.scores[idx*f.eq.numScore:]
 	for _, s := range slots {
-		if cells[s].gen != ni.Generation() {
+		if cells[s].gen != gen {
 			return false
 		}
 	}
 	return true
+}
+
+// knownPositions returns positions (nodes[i] is at positions[i] of the
+// snapshot's list) with the generations and names the snapshot keeps
+// beside its list, when they hold for every node; else nils. The check
+// compares pointers of the list, not the NodeInfos' contents.
+func (f *Framework) knownPositions(nodes []*framework.NodeInfo, positions []int32) ([]int32, []int64, []string) {
+	ng := f.opts.NodeGenerations
+	if ng == nil || len(positions) != len(nodes) || len(nodes) == 0 {
+		return nil, nil, nil
+	}
+	list, _ := ng.List()
+	gens, names := ng.Generations(), ng.Names()
+	if len(gens) != len(list) || len(names) != len(list) {
+		return nil, nil, nil
+	}
+	for i, p := range positions {
+		if p < 0 || int(p) >= len(list) || list[p] != nodes[i] {
+			return nil, nil, nil
+		}
+	}
+	return positions, gens, names
 }
 
 // scoreTotalsCached is the totals-only score pass when every score plugin
@@ -98,19 +126,37 @@ func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.Cycl
 	out, _ := buf.results(len(nodes), 0)
 	entries := cy.class.entries
 	misses := 0
+	// With the nodes' positions in the snapshot's list (buf.Positions),
+	// their generations and names come from the arrays the snapshot keeps
+	// beside it: on a large cluster, reading hundreds of NodeInfos
+	// scattered over the heap was a cache miss each, the pass's main cost
+	// once its scores are cached.
+	pos, gens, names := f.knownPositions(nodes, buf.Positions)
 	for i, ni := range nodes {
-		if !cy.holds(ni) {
+		var idx int
+		var gen int64
+		var name string
+		if pos != nil {
+			idx = int(pos[i])
+			gen, name = gens[idx], names[idx]
+		} else {
+			if !cy.holds(ni) {
+				return nil, false
+			}
+			idx, gen, name = ni.Index(), ni.Generation(), ni.NodeName()
+		}
+		if idx >= len(entries) {
 			return nil, false
 		}
-		e := &entries[ni.Index()]
-		if e.gen != ni.Generation() {
-			*e = eqEntry{gen: ni.Generation()}
+		e := &entries[idx]
+		if e.gen != gen {
+			*e = eqEntry{gen: gen}
 		}
-		summedOK, normOK := e.partialSet == set, f.haveScores(cy, ni, normSlots)
+		summedOK, normOK := e.partialSet == set, f.haveScoresAt(cy, idx, gen, normSlots)
 		if !summedOK || !normOK {
 			// Only scores to compute count as misses: a sum of cached
 			// scores (left by the general pass, which keeps no sums) is cheap.
-			if !normOK || (!summedOK && !f.haveScores(cy, ni, summed)) {
+			if !normOK || (!summedOK && !f.haveScoresAt(cy, idx, gen, summed)) {
 				if misses++; misses > maxSerialMisses {
 					return nil, false
 				}
@@ -119,11 +165,11 @@ func (f *Framework) scoreTotalsCached(ctx context.Context, state *framework.Cycl
 				return nil, false
 			}
 		}
-		cells := cy.class.scores[ni.Index()*f.eq.numScore:]
+		cells := cy.class.scores[idx*f.eq.numScore:]
 		for k, s := range normSlots {
-			lists[k][i] = framework.NodeScore{Name: ni.NodeName(), Score: cells[s].score}
+			lists[k][i] = framework.NodeScore{Name: name, Score: cells[s].score}
 		}
-		out[i] = framework.NodePluginScores{Name: ni.NodeName(), TotalScore: e.partial}
+		out[i] = framework.NodePluginScores{Name: name, TotalScore: e.partial}
 	}
 	for k, j := range norm {
 		pl := plugins[j]

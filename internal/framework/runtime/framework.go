@@ -85,12 +85,14 @@ type Options struct {
 	PodGroups framework.PodGroupManager
 }
 
-// NodeGenerations is a node list that keeps its generations beside it:
-// Generations()[i] is the Generation of List()[i], or Generations() is nil
-// when the list keeps none. internal/cache's Snapshot is one.
+// NodeGenerations is a node list that keeps its generations and names
+// beside it: Generations()[i] is the Generation of List()[i] and Names()[i]
+// its NodeName, or both are nil when the list keeps none. internal/cache's
+// Snapshot is one.
 type NodeGenerations interface {
 	List() ([]*framework.NodeInfo, error)
 	Generations() []int64
+	Names() []string
 }
 
 type weightedScore struct {

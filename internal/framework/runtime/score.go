@@ -31,6 +31,10 @@ type ScoreBuffers struct {
 	out                     []framework.NodePluginScores
 	flat                    []framework.PluginScore
 	names                   []string
+	// Positions, when the caller knows them, are the positions of the
+	// nodes to score in Options.NodeGenerations' list (the snapshot's),
+	// one per node; a pass reads them only when each one holds.
+	Positions []int32
 }
 
 // lists returns nPlugins lists of nNodes scores, not cleared: the caller
