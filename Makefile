@@ -96,12 +96,16 @@ fuzz-differential:
 ## fuzz-planner: the planner fuzzer (internal/simulator/plannerfuzz):
 ## PLANNER_CASES random small clusters from PLANNER_SEED, each asked
 ## capacity --node-types' question, the answer judged by simulation and
-## its cost compared with the optimum found by exhaustive search; fails
-## unless every answer is feasible (DaemonSet pods included) with no
-## empty node, >= 98% are optimal and the worst cost ratio is <= 1.05.
-## Prints the statistics and the worst cases' seeds; reproduce one with
-## go test -run '^TestPlannerAgainstTheOptimum$' -v ./internal/simulator/plannerfuzz
-## -args -seed <seed> -cases 1. 1,000 cases: ~4 min on 2 cores.
+## its cost compared with the optimum found by exhaustive search; a plan
+## (the answer, and each candidate optimum) is feasible when it places
+## every pod (DaemonSet pods included) in its own order and in 32 other
+## orders of its new nodes (names, joining order, tie-break draws:
+## -orders N, 0 for its own only). Fails unless every answer is feasible
+## with no empty node, >= 98% are optimal and the worst cost ratio is
+## <= 1.05. Prints the statistics and the worst cases' seeds; reproduce
+## one with go test -run '^TestPlannerAgainstTheOptimum$' -v
+## ./internal/simulator/plannerfuzz -args -seed <seed> -cases 1.
+## 1,000 cases: ~15 min on 2 cores.
 PLANNER_CASES ?= 1000
 PLANNER_SEED ?= 1
 fuzz-planner:

@@ -39,12 +39,22 @@ func readNodeTypes(t *testing.T, path string) map[string]*v1.Node {
 // The answer of capacity --node-types holds however its nodes are named
 // and ordered and however the scheduler breaks ties: kube-scheduler draws
 // at random among equally scored nodes, and the nodes a user adds have
-// names and an order of their own. The input is the peer benchmark's mix
-// at 450 pods (go run ./hack/genplanner -pods 450 -seed 3), whose answer
-// in the search's own order alone left pods pending in some of these
-// checks.
+// names and an order of their own. The inputs are the peer benchmark's
+// mix: at 450 pods (go run ./hack/genplanner -pods 450 -seed 3), whose
+// answer in the search's own order alone left pods pending in some of
+// these checks; at 60 pods (-pods 60 -seed 2), a small question (400
+// pending pods at most) with too many candidates for the exact search,
+// whose answer (3.055/h) left a pod pending in 2 of the search's 8 other
+// orders and was reported, not repaired, before 2026-12-07.
 func TestNodeTypesAnswerPlacesEveryPodInOtherOrdersAndTieBreaks(t *testing.T) {
-	dir := filepath.Join("testdata", "genplanner-450-seed3")
+	for _, input := range []string{"genplanner-450-seed3", "genplanner-60-seed2"} {
+		t.Run(input, func(t *testing.T) {
+			answerPlacesEveryPodInOtherOrders(t, filepath.Join("testdata", input))
+		})
+	}
+}
+
+func answerPlacesEveryPodInOtherOrders(t *testing.T, dir string) {
 	cluster, types := filepath.Join(dir, "cluster.yaml"), filepath.Join(dir, "types.yaml")
 	table, res := nodeTypesRun(t, cluster, types, "auto")
 	if len(res.Pending) != 0 || len(res.Add) == 0 {
@@ -111,19 +121,5 @@ func TestNodeTypesAnswerPlacesEveryPodInOtherOrdersAndTieBreaks(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// On a small question (400 pending pods at most) the answer is the exact
-// search's cheapest in its own order, and the other orders are reported,
-// not repaired: at 60 pods of the benchmark's mix (go run
-// ./hack/genplanner -pods 60 -seed 2) two of the eight leave a pod
-// pending, and the answer says so.
-func TestNodeTypesSaysHowManyOtherOrdersLeaveMorePending(t *testing.T) {
-	dir := filepath.Join("testdata", "genplanner-60-seed2")
-	table, res := nodeTypesRun(t, filepath.Join(dir, "cluster.yaml"), filepath.Join(dir, "types.yaml"), "auto")
-	const want = "Checked in 8 other orders of the new nodes and draws between equally scored nodes (kube-scheduler breaks such ties at random): 2 leave more pods pending."
-	if res.Orders != 8 || res.OrdersShort != 2 || !strings.Contains(table, want) {
-		t.Fatalf("orders %d, short %d, table:\n%s\nwant 8 orders, 2 short: %q", res.Orders, res.OrdersShort, table, want)
 	}
 }

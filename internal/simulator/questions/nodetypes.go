@@ -489,7 +489,8 @@ type NodeTypesOptions struct {
 //     too, from nothing, its answer kept when cheaper; and then the
 //     exact search (exact): every cheaper set of counts whose nodes could
 //     hold the pending pods (sizeNeeds, zoneNeeds) is simulated, cheapest
-//     first, within bounds.
+//     first, within bounds; it takes the first that robust's other
+//     orders place too (inOrders).
 //  4. The answer is simulated in other orders of its new nodes and
 //     repaired (robust).
 //

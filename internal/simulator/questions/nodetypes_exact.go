@@ -120,8 +120,18 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	// for the cheapest acceptable answer: the unacceptable one's cost
 	// says where it may be, and no acceptable one needs more than the
 	// floor's nodes).
+	// Acceptable here means in every other order robust checks too (an
+	// answer that places every pod in one order of its nodes only is not
+	// one a user can rely on: see robust).
+	curOK := s.acceptable(cur) && !hasEmpty(cur)
+	if curOK {
+		var err error
+		if curOK, err = s.inOrders(counts, cur); err != nil {
+			return nil, nil, err
+		}
+	}
 	below := max(s.cost(counts)*1.5, s.floorCost) + 1e-9
-	if s.acceptable(cur) {
+	if curOK {
 		below = s.cost(counts) - 1e-9
 	}
 	type vec struct {
@@ -206,8 +216,21 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 		return list[a].nodes < list[b].nodes
 	})
 	// In batches of one vector per core (each simulation is a whole
-	// cluster of its own), the first acceptable in the list's order.
+	// cluster of its own), the first acceptable in the list's order that
+	// every other order places as well (inOrders). Failing that, the
+	// answer it was given when it is acceptable, else the first
+	// acceptable in the search's own order: robust then says in how many
+	// orders it leaves pods pending.
 	list = list[:min(len(list), simBudget(exactPodSims, exactMinSims, exactMaxSims, len(c.Pods)))]
+	var first []int
+	var firstWorld *nodeTypeWorld
+	checks := 0
+	fallback := func() ([]int, *nodeTypeWorld, error) {
+		if first == nil || curOK || s.acceptable(cur) && !hasEmpty(cur) && s.cost(counts) <= s.cost(first) {
+			return counts, cur, nil
+		}
+		return first, firstWorld, nil
+	}
 	for at := 0; at < len(list); at += s.workers {
 		batch := list[at:min(len(list), at+s.workers)]
 		worlds := make([]*nodeTypeWorld, len(batch))
@@ -228,13 +251,42 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 			if os.Getenv("KUBESCHED_TRACE_PLAN") == "exact" {
 				s.trace(fmt.Sprintf("exact try acc=%v empty=%v short=%d", s.acceptable(w), hasEmpty(w), s.short(w)), batch[b].counts, w)
 			}
-			if s.acceptable(w) && !hasEmpty(w) {
+			if !s.acceptable(w) || hasEmpty(w) {
+				continue
+			}
+			if first == nil {
+				first, firstWorld = batch[b].counts, w
+			}
+			if checks == exactOrderChecks {
+				return fallback()
+			}
+			checks++
+			ok, err := s.inOrders(batch[b].counts, w)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
 				s.trace("exact", batch[b].counts, w)
 				return batch[b].counts, w, nil
 			}
+			s.trace("exact: short in another order", batch[b].counts, w)
 		}
 	}
-	return counts, cur, nil
+	return fallback()
+}
+
+// exactOrderChecks is how many acceptable vectors the exact search checks
+// in the other orders (robust's, a simulation per order) before it
+// settles.
+const exactOrderChecks = 12
+
+// inOrders tells whether counts, whose simulation in the search's order
+// is w, places as many pods in robust's other orders (simulated s.workers
+// at a time, stopping at the first batch with one that leaves more
+// pending).
+func (s *nodeTypeSearch) inOrders(counts []int, w *nodeTypeWorld) (bool, error) {
+	worst, _, err := s.worstOrder(counts, w, true)
+	return worst == nil, err
 }
 
 // freeRoom is the room w's nodes have left, summed over them, in

@@ -55,13 +55,11 @@ func (s *nodeTypeSearch) robust(counts []int, cur *nodeTypeWorld) ([]int, *nodeT
 		return nil, nil, err
 	}
 	s.orders, s.ordersShort = s.variants(), short
-	// On small questions the answer is the exact search's, the cheapest
-	// in the search's own order: there the other orders are reported,
-	// not repaired (the planner fuzzer's judge holds answers to that
-	// order's optimum; an optimum over every order is a search of its
-	// own).
+	// On small questions the exact search's answer, when it found one,
+	// is the cheapest that these orders place too (inOrders): nothing
+	// to repair.
 	next, w := counts, cur
-	for round := 0; worst != nil && !s.small && round < robustRounds; round++ {
+	for round := 0; worst != nil && round < robustRounds; round++ {
 		add := s.space.pack(s.needing(worst), worst.spread, worst.onNew, next)
 		for k := range add {
 			add[k] = min(add[k], max(0, s.types[k].Limit-next[k]))
