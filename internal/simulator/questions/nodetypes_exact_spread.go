@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -257,7 +258,62 @@ func (s *packSpace) newZoneNeeds(items []*packItem, c *cluster.Cluster) *zoneNee
 			zn.pinned[z][r] += d
 		}
 	}
+	// The existing nodes of a zone may hold some of its pinned pods: with
+	// new nodes elsewhere, the scheduler moves other pending pods off
+	// them (seed 219 of the planner fuzzer: one new node in zone b where
+	// this bound asked for two). Their room is at most their allocatable
+	// less the pods bound to them as loaded.
+	for z, room := range s.existingZoneRoom(c, idx) {
+		for r := range zn.pinned[z] {
+			if r < len(room) {
+				zn.pinned[z][r] = max(0, zn.pinned[z][r]-room[r])
+			}
+		}
+	}
 	return zn
+}
+
+// existingZoneRoom is, per zone of idx, the room of c's nodes in it at
+// most: their allocatable less the requests of the pods bound to them as
+// loaded (finished ones aside), in s.res.
+func (s *packSpace) existingZoneRoom(c *cluster.Cluster, idx map[string]int) [][]int64 {
+	out := make([][]int64, len(idx))
+	zoneOf := map[string]int{}
+	for _, n := range c.Nodes {
+		z, ok := idx[n.Labels[v1.LabelTopologyZone]]
+		if !ok {
+			continue
+		}
+		zoneOf[n.Name] = z
+		if out[z] == nil {
+			out[z] = make([]int64, len(s.res))
+		}
+		for r, q := range n.Status.Allocatable {
+			if j, ok := s.resAt[r]; ok {
+				if r == v1.ResourcePods {
+					out[z][j] += 1000 * q.Value()
+				} else {
+					out[z][j] += q.MilliValue()
+				}
+			}
+		}
+	}
+	for _, p := range c.Pods {
+		z, ok := zoneOf[p.Spec.NodeName]
+		if !ok || p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		// Only the resources s already counts: demand would add others.
+		for r, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			if j, ok := s.resAt[r]; ok && r != v1.ResourcePods {
+				out[z][j] = max(0, out[z][j]-q.MilliValue())
+			}
+		}
+		if j, ok := s.resAt[v1.ResourcePods]; ok {
+			out[z][j] = max(0, out[z][j]-1000)
+		}
+	}
+	return out
 }
 
 // alloc makes the per-zone arrays for nres resources.

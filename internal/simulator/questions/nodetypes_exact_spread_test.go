@@ -1,6 +1,14 @@
 package questions
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	st "github.com/kubesched/kubesched/internal/testing"
+)
 
 // A zone spread (maxSkew 1) of 31 pods of 1 CPU on nodes of its own puts
 // at least ceil((31-(d-1))/d) pods in each of its d zones: a vector is
@@ -60,6 +68,53 @@ func TestZoneNeedsAddPinnedPodsAndSpreadShares(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := zn.admits(tt.counts, room); got != tt.want {
 				t.Errorf("admits(%v) = %v, want %v", tt.counts, got, tt.want)
+			}
+		})
+	}
+}
+
+// The existing nodes of a zone may hold some of the pods pinned to it, so
+// the new nodes there need only the rest: the room counted for a zone is
+// its nodes' allocatable less the pods bound to them as loaded. In seed
+// 219 of the planner fuzzer, the bound asked for two new nodes in zone b
+// where one placed every pod.
+func TestExistingZoneRoomIsAllocatableLessTheBoundPods(t *testing.T) {
+	node := func(name, zone, cores string) *v1.Node {
+		return st.MakeNode().Name(name).Label(v1.LabelTopologyZone, zone).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: cores, v1.ResourcePods: "10"}).Obj()
+	}
+	pod := func(name, node, cores string) *st.PodWrapper {
+		return st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{v1.ResourceCPU: cores})
+	}
+	s := &packSpace{res: []v1.ResourceName{v1.ResourceCPU, v1.ResourcePods}, resAt: map[v1.ResourceName]int{v1.ResourceCPU: 0, v1.ResourcePods: 1}}
+	idx := map[string]int{"a": 0, "b": 1}
+	tests := []struct {
+		name  string
+		nodes []*v1.Node
+		pods  []*v1.Pod
+		want  [][]int64
+	}{
+		{name: "a zone's room is its nodes' allocatable less the pods bound to them",
+			nodes: []*v1.Node{node("a1", "a", "4"), node("b1", "b", "8"), node("b2", "b", "2")},
+			pods:  []*v1.Pod{pod("p", "a1", "3").Obj(), pod("q", "b1", "1").Obj()},
+			want:  [][]int64{{1000, 9000}, {9000, 19000}}},
+		{name: "pending and finished pods take none of it",
+			nodes: []*v1.Node{node("a1", "a", "4")},
+			pods:  []*v1.Pod{pod("pending", "", "3").Obj(), pod("done", "a1", "3").Phase(v1.PodSucceeded).Obj()},
+			want:  [][]int64{{4000, 10000}, nil}},
+		{name: "a node of a zone no candidate offers counts in none",
+			nodes: []*v1.Node{node("c1", "c", "4")},
+			want:  [][]int64{nil, nil}},
+		{name: "a node bound beyond its room has none left, not less",
+			nodes: []*v1.Node{node("a1", "a", "1")},
+			pods:  []*v1.Pod{pod("big", "a1", "2").Obj()},
+			want:  [][]int64{{0, 9000}, nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := s.existingZoneRoom(&cluster.Cluster{Nodes: tt.nodes, Pods: tt.pods}, idx)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
 	}
