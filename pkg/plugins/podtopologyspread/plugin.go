@@ -97,6 +97,9 @@ type constraint struct {
 	// selector, whose count of a node's pods this one reuses; -1: none.
 	// The system defaults (hostname and zone) share one selector.
 	sameSelectorAs int
+	// selectorText is Selector rendered, for that comparison (explicit
+	// constraints only).
+	selectorText string
 }
 
 // includes applies the constraint's node inclusion policies: with Honor,
@@ -177,8 +180,9 @@ func (pl *PodTopologySpread) parseConstraints(in []v1.TopologySpreadConstraint, 
 			tc.NodeTaintsPolicy = *c.NodeTaintsPolicy
 		}
 		tc.sameSelectorAs = -1
+		tc.selectorText = sel.String()
 		for j := range out {
-			if out[j].sameSelectorAs < 0 && out[j].Selector.String() == sel.String() {
+			if out[j].sameSelectorAs < 0 && out[j].selectorText == tc.selectorText {
 				tc.sameSelectorAs = j
 				break
 			}
