@@ -95,6 +95,20 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	// pod of the cluster could use may be what places it.
 	if slices.ContainsFunc(needing, func(p *v1.Pod) bool { return !slices.Contains(space.candidates(p), true) }) {
 		users = space.users(c.Pods) // the cluster's pods include the pending ones
+	} else {
+		// Nor are the needing pods the only ones a new node may take:
+		// a pod the cluster's nodes had room for may go to a new node
+		// instead (LeastAllocated draws it there) and leave its room to
+		// a needing pod (the fuzzer's seed 230: two small nodes, one for
+		// the one needing pod they fit and one for a pod the existing
+		// nodes held, 1.21/h where 1.32 was answered).
+		var placed []*v1.Pod
+		for _, p := range c.Pods {
+			if p.Spec.NodeName == "" {
+				placed = append(placed, p)
+			}
+		}
+		users = space.users(placed)
 	}
 	ub := make([]int, len(cands))
 	for k, i := range cands {
