@@ -45,20 +45,32 @@ func readNodeTypes(t *testing.T, path string) map[string]*v1.Node {
 // these checks; at 60 pods (-pods 60 -seed 2), a small question (400
 // pending pods at most) with too many candidates for the exact search,
 // whose answer (3.055/h) left a pod pending in 2 of the search's 8 other
-// orders and was reported, not repaired, before 2026-12-07.
+// orders and was reported, not repaired, before 2026-12-07; repaired,
+// 3.439/h, where the rounds' answer, polished, is 2.94/h and placed in
+// every order (each small question's answers the exact search does not
+// judge are now completed, robust included, and the cheapest kept).
 func TestNodeTypesAnswerPlacesEveryPodInOtherOrdersAndTieBreaks(t *testing.T) {
-	for _, input := range []string{"genplanner-450-seed3", "genplanner-60-seed2"} {
-		t.Run(input, func(t *testing.T) {
-			answerPlacesEveryPodInOtherOrders(t, filepath.Join("testdata", input))
+	for _, tc := range []struct {
+		input   string
+		maxCost float64 // 0: not checked
+	}{
+		{input: "genplanner-450-seed3"},
+		{input: "genplanner-60-seed2", maxCost: 3.0},
+	} {
+		t.Run(tc.input, func(t *testing.T) {
+			answerPlacesEveryPodInOtherOrders(t, filepath.Join("testdata", tc.input), tc.maxCost)
 		})
 	}
 }
 
-func answerPlacesEveryPodInOtherOrders(t *testing.T, dir string) {
+func answerPlacesEveryPodInOtherOrders(t *testing.T, dir string, maxCost float64) {
 	cluster, types := filepath.Join(dir, "cluster.yaml"), filepath.Join(dir, "types.yaml")
 	table, res := nodeTypesRun(t, cluster, types, "auto")
 	if len(res.Pending) != 0 || len(res.Add) == 0 {
 		t.Fatalf("the answer adds %v and leaves %v pending: want every pod placed", res.Add, res.Pending)
+	}
+	if maxCost > 0 && res.HourlyCost > maxCost {
+		t.Errorf("the answer costs %.3f/h (%v): want at most %.2f/h", res.HourlyCost, res.Add, maxCost)
 	}
 	const want = "Checked in 8 other orders of the new nodes and draws between equally scored nodes (kube-scheduler breaks such ties at random): each places as many pods."
 	if res.Orders != 8 || res.OrdersShort != 0 || !strings.Contains(table, want) {

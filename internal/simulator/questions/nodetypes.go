@@ -251,6 +251,9 @@ type nodeTypeSearch struct {
 	// pending is how many pods are pending without new nodes.
 	small   bool
 	pending int
+	// exactRan: the exact search ran (a small question with at most
+	// exactMaxCands candidates).
+	exactRan bool
 	// orders and ordersShort are robust's: the other orders of the new
 	// nodes the answer was checked in, and how many of them leave more
 	// pods pending.
@@ -563,7 +566,9 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 	}
 	// On small questions (each simulation cheap), the search by rounds of
 	// types, from nothing and, where the proposal leaves pods pending,
-	// from it: its answer is kept when it is better.
+	// from it: its answer is kept when it is better (alts: each answer,
+	// for completeBest).
+	var alts []answer
 	if len(before.pending) <= roundsMaxPending && len(c.Pods) <= roundsMaxPods {
 		var starts [][]int
 		if s.short(cur) > 0 {
@@ -572,6 +577,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 		if len(before.pending) <= roundsMaxPending {
 			starts = append(starts, make([]int, len(types)))
 		}
+		alts = append(alts, answer{counts, cur})
 		for _, start := range starts {
 			w, err := s.eval(start)
 			if err != nil {
@@ -584,6 +590,7 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 			if c, w, err = s.finish(c, w); err != nil {
 				return nil, err
 			}
+			alts = append(alts, answer{c, w})
 			if s.better(c, w, counts, cur) {
 				counts, cur = c, w
 			}
@@ -596,18 +603,12 @@ func CheapestNodes(ctx context.Context, load func() (*cluster.Cluster, error), n
 			return nil, err
 		}
 	}
-	if !s.small {
-		// Small questions have the exact search.
-		if counts, cur, err = s.polish(counts, cur, len(c.Pods)); err != nil {
-			return nil, err
-		}
+	if s.small && !s.exactRan && len(alts) > 1 {
+		counts, cur, err = s.completeBest(alts, len(c.Pods), opts.BalanceZones)
+	} else {
+		counts, cur, err = s.complete(counts, cur, len(c.Pods), opts.BalanceZones)
 	}
-	if opts.BalanceZones {
-		if counts, cur, err = s.balance(counts, cur); err != nil {
-			return nil, err
-		}
-	}
-	if counts, cur, err = s.robust(counts, cur); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	s.trace("dropped", counts, cur)

@@ -61,6 +61,7 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	if len(before.pending) > exactMaxPods || len(cands) > exactMaxCands || len(cands) == 0 {
 		return counts, cur, nil
 	}
+	s.exactRan = true
 	items := space.items(needing, nil, nil, false)
 	// What each zone's new nodes must hold, and the slots of each pod
 	// size; leaf is the vector the walk tests, copied only when it is
