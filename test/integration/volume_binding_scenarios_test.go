@@ -102,12 +102,20 @@ func volumeBindingScenarios() []scenario {
 			run: func(t *testing.T, c kubernetes.Interface, s fw.Running, o *observation) {
 				ctx := context.Background()
 				fw.CreatePod(t, c, podWithClaim("app", "data"))
-				fw.Eventually(t, 30*time.Second, "the claim's selected node", func() (bool, error) {
-					pvc, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
-					return err == nil && pvc.Annotations["volume.kubernetes.io/selected-node"] != "", err
-				})
 				// The PV controller annotates the claim too (the provisioner
-				// it waits for): an update may conflict with it, as a real
+				// it waits for). Its annotation is waited for: with it the
+				// claim keeps annotations once the selected node goes, and
+				// the scheduler says "provisioning failed"; without it (a
+				// PV controller slower than the test, as on a loaded
+				// machine) none are left and it says "selectedNode
+				// annotation reset": kubesched's run and kube-scheduler's
+				// would differ by the controller's timing, not by theirs.
+				fw.Eventually(t, 30*time.Second, "the claim's selected node and provisioner", func() (bool, error) {
+					pvc, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+					return err == nil && pvc.Annotations["volume.kubernetes.io/selected-node"] != "" &&
+						pvc.Annotations["volume.kubernetes.io/storage-provisioner"] != "", err
+				})
+				// An update may conflict with the PV controller's, as a real
 				// provisioner's would, and is retried on the claim as it is.
 				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 					pvc, err := c.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
