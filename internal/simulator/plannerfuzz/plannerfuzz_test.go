@@ -142,6 +142,15 @@ func TestPlannerOnTheSeedsItFailed(t *testing.T) {
 		{"a new node's DaemonSet pods are placed whatever the order of the nodes", 138, false, 32},
 		{"a new node's DaemonSet pod is placed beside pinned and spread pods whatever the order of the nodes", 167, false, 32},
 		{"anti-affine pods beside a zone spread are placed whatever the order of the nodes", 9, false, 32},
+		// Found with the 1,000-case run of 36d4142: the exact search
+		// took the first of a dozen vectors that robust's 8 orders
+		// placed, one whose new node's agent 71 of 300 orders leave
+		// pending; fixed by confirming in 16 more (inConfirmOrders).
+		{"a new node's DaemonSet pod is placed whatever the order when an as cheap plan always places it", 460, false, 32},
+		// Open: every plan at the optimum's cost leaves a new node's
+		// agent pending in some orders (the answer in 25 of 300, the
+		// judge's optimum in 18).
+		{"a new node's DaemonSet pod beside pinned pods in a greenfield cluster", 410, true, 32},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
