@@ -312,7 +312,7 @@ func (s *nodeTypeSearch) inOrders(counts []int, w *nodeTypeWorld) (bool, error) 
 const exactConfirmOrders = 16
 
 // inConfirmOrders tells whether counts places as many pods as w in
-// exactConfirmOrders orders beyond robust's, s.workers at a time.
+// exactConfirmOrders orders beyond robust's (worstOf).
 //
 // Why: the exact search checks up to exactOrderChecks vectors in robust's
 // orders and takes the first that passes; a vector some orders leave
@@ -321,31 +321,8 @@ const exactConfirmOrders = 16
 // leaves a DaemonSet pod pending in 71 of 300 orders and passed robust's
 // 8; 2×c4m16@a + 3×c4m16@b, as cheap, in none).
 func (s *nodeTypeSearch) inConfirmOrders(counts []int, w *nodeTypeWorld) (bool, error) {
-	first := s.variants() + 1
-	batch := max(1, s.workers)
-	for start := 0; start < exactConfirmOrders; start += batch {
-		k := min(batch, exactConfirmOrders-start)
-		worlds := make([]*nodeTypeWorld, k)
-		errs := make([]error, k)
-		var wg sync.WaitGroup
-		for i := range k {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				worlds[i], errs[i] = s.evalJoined(slices.Clone(counts), false, first+start+i)
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return false, err
-		}
-		for _, o := range worlds {
-			if s.worse(o, w) {
-				return false, nil
-			}
-		}
-	}
-	return true, nil
+	worst, _, err := s.worstOf(counts, w, s.variants()+1, exactConfirmOrders, true)
+	return worst == nil, err
 }
 
 // freeRoom is the room w's nodes have left, summed over them, in

@@ -116,7 +116,11 @@ func (s *nodeTypeSearch) variants() int {
 // more; with first, it stops after the first batch with one that does
 // (short then counts that batch's only).
 func (s *nodeTypeSearch) worstOrder(counts []int, ref *nodeTypeWorld, first bool) (*nodeTypeWorld, int, error) {
-	n := s.variants()
+	return s.worstOf(counts, ref, 1, s.variants(), first)
+}
+
+// worstOf is worstOrder over the n orders from variant from.
+func (s *nodeTypeSearch) worstOf(counts []int, ref *nodeTypeWorld, from, n int, first bool) (*nodeTypeWorld, int, error) {
 	var worst *nodeTypeWorld
 	short := 0
 	batch := max(1, s.workers)
@@ -129,7 +133,7 @@ func (s *nodeTypeSearch) worstOrder(counts []int, ref *nodeTypeWorld, first bool
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				worlds[i], errs[i] = s.evalJoined(slices.Clone(counts), false, start+i+1)
+				worlds[i], errs[i] = s.evalJoined(slices.Clone(counts), false, from+start+i)
 			}()
 		}
 		wg.Wait()
