@@ -252,7 +252,7 @@ type nodeTypeSearch struct {
 	small   bool
 	pending int
 	// exactRan: the exact search ran (a small question with at most
-	// exactMaxCands candidates).
+	// exactMaxPods pending pods and exactMaxCands candidates).
 	exactRan bool
 	// orders and ordersShort are robust's: the other orders of the new
 	// nodes the answer was checked in, and how many of them leave more

@@ -44,7 +44,7 @@ func (s *nodeTypeSearch) complete(counts []int, cur *nodeTypeWorld, pods int, ba
 // to spare is the cheapest there and the dearest once robust has
 // repaired it (the peer benchmark's mix at 60 pods: the proposal's
 // 3.055/h of small nodes became 3.439/h in robust's orders, while the
-// rounds' answer, 3.368/h in the search's order, polished to 3.025/h,
+// rounds' answer, 3.368/h in the search's order, polished to 2.940/h,
 // which every order places).
 func (s *nodeTypeSearch) completeBest(alts []answer, pods int, balance bool) ([]int, *nodeTypeWorld, error) {
 	var best *answer
@@ -57,8 +57,8 @@ func (s *nodeTypeSearch) completeBest(alts []answer, pods int, balance bool) ([]
 		if err != nil {
 			return nil, nil, err
 		}
-		if best == nil || (s.ordersShort == 0) != (short == 0) && s.ordersShort == 0 ||
-			(s.ordersShort == 0) == (short == 0) && s.better(c, w, best.counts, best.world) {
+		held, bestHeld := s.ordersShort == 0, short == 0
+		if best == nil || held && !bestHeld || held == bestHeld && s.better(c, w, best.counts, best.world) {
 			best = &answer{c, w}
 			orders, short = s.orders, s.ordersShort
 		}

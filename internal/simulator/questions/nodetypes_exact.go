@@ -70,18 +70,11 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 	sizes := space.newSizeNeeds(c, s.floorSet)
 	leaf := make([]int, len(s.types))
 	// What the new nodes must hold: the pending pods' requests in each
-	// resource, and per candidate at most as many nodes as pods could use
-	// it (and its limit).
+	// resource.
 	need := make([]int64, len(space.res))
-	users := make([]int, len(s.types))
 	for _, it := range items {
 		for j, d := range it.demand {
 			need[j] += d
-		}
-		for i, ok := range it.cands {
-			if ok {
-				users[i]++
-			}
 		}
 	}
 	// The existing nodes' room left may take some of it.
@@ -90,19 +83,19 @@ func (s *nodeTypeSearch) exact(c *cluster.Cluster, usable []bool, before *nodeTy
 			need[j] = max(0, need[j]-q)
 		}
 	}
-	// A pod no candidate can hold is placed, if at all, on an existing
-	// node whose other pods the new nodes draw away (the scheduler's
-	// spreading and LeastAllocated scores): then any candidate that some
-	// pod of the cluster could use may be what places it.
+	// Per candidate, at most as many nodes as pods could use it (and its
+	// limit). Not the needing pods only: a pod the cluster's nodes had
+	// room for may go to a new node instead (LeastAllocated draws it
+	// there) and leave its room to a needing pod (the fuzzer's seed 230:
+	// two small nodes, one for the one needing pod they fit and one for a
+	// pod the existing nodes held, 1.21/h where 1.32 was answered). So
+	// every pod the simulation places counts; and when a needing pod no
+	// candidate can hold, placed, if at all, on an existing node whose
+	// other pods the new nodes draw away, every pod of the cluster.
+	var users []int
 	if slices.ContainsFunc(needing, func(p *v1.Pod) bool { return !slices.Contains(space.candidates(p), true) }) {
 		users = space.users(c.Pods) // the cluster's pods include the pending ones
 	} else {
-		// Nor are the needing pods the only ones a new node may take:
-		// a pod the cluster's nodes had room for may go to a new node
-		// instead (LeastAllocated draws it there) and leave its room to
-		// a needing pod (the fuzzer's seed 230: two small nodes, one for
-		// the one needing pod they fit and one for a pod the existing
-		// nodes held, 1.21/h where 1.32 was answered).
 		var placed []*v1.Pod
 		for _, p := range c.Pods {
 			if p.Spec.NodeName == "" {
