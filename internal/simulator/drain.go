@@ -28,9 +28,10 @@ type drain struct {
 
 // Drain evicts the pods of a (cordoned) node through the eviction API's
 // rules, as kubectl drain --ignore-daemonsets --delete-emptydir-data
-// --force does: a DaemonSet's pods stay; a pod is evicted when every
-// PodDisruptionBudget selecting it allows one more disruption (its healthy
-// pods, the running ones it selects, above what it needs); a refused
+// --force does: a DaemonSet's pods stay; a pod is evicted when the
+// eviction API allows it (cluster.EvictionRefused: its one
+// PodDisruptionBudget, counted as the disruption controller counts it,
+// allows one more disruption); a refused
 // eviction is asked again every 5 s of virtual time once pods were bound
 // since (the evicted pods' replacements starting, so that the budget may
 // allow more), as kubectl drain retries; when nothing is bound any more,
@@ -58,12 +59,14 @@ func (w *World) evictFrom(d drain) (evicted, left bool) {
 		}
 	}
 	sort.Slice(on, func(i, j int) bool { return cluster.PodKey(on[i]) < cluster.PodKey(on[j]) })
-	pdbs := w.Cluster.PodDisruptionBudgets()
-	// The budgets count the pods still running: those evicted just before
-	// are not. all is this call's own slice.
+	// The budgets are counted as the disruption controller counts them,
+	// on every pod (pending ones included); their healthy pods are the
+	// pods still running: those evicted just before are not. all is this
+	// call's own slice.
+	budgets := w.Cluster.Budgets(all)
 	running := all
 	for _, p := range on {
-		if refused, _ := cluster.EvictionRefused([]*v1.Pod{p}, running, pdbs); refused != nil {
+		if refused, _ := cluster.EvictionRefused([]*v1.Pod{p}, running, budgets); refused != nil {
 			left = true
 			continue
 		}

@@ -22,7 +22,7 @@ import (
 func newConsolidateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	maxDrains := 0
-	var show string
+	var show, rules string
 	cmd := &cobra.Command{
 		Use:   "consolidate -f CLUSTER_PATH [--config FILE] [-o table|json]",
 		Short: "Which nodes can be removed with every pod still running, and what keeps the others",
@@ -35,14 +35,14 @@ before any drain aside. It prints the nodes to remove, in that order, the
 hourly saving, and for each node kept, the pod that keeps it and why: the
 scheduler's reason the pod would not fit elsewhere, or an eviction rule.
 
-The eviction rules are cluster-autoscaler's and Karpenter's: a DaemonSet's
-pods go with the node; a pod annotated
-cluster-autoscaler.kubernetes.io/safe-to-evict: "false" or
-karpenter.sh/do-not-disrupt: "true" keeps its node; so does a pod without a
-controller or with an emptyDir or hostPath volume, unless annotated
-safe-to-evict: "true"; and a drain never evicts more pods of a
-PodDisruptionBudget than it allows, counted on the pods running after the
-drains before it.
+Which pods a drain moves, which go with their node and which keep it is
+the rule set's: --rules cluster-autoscaler (the default: cluster-autoscaler
+1.36's drainability rules with its default flags) or --rules karpenter
+(Karpenter v1.15's disruption rules); the README's table says how they
+differ. Under both, a PodDisruptionBudget is counted as the disruption
+controller counts it (expected pods from the controllers' scale, pending
+ones included; healthy pods the Ready ones) and a pod keeps its node when
+its budget allows no disruption now, or when two budgets select it.
 
 The drains run one after another in one simulated cluster, as a scheduler
 that keeps running would place the evicted pods; a drain that fails is
@@ -60,6 +60,10 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 			if err != nil {
 				return err
 			}
+			ruleSet, err := questions.ParseRules(rules)
+			if err != nil {
+				return err
+			}
 			cc, err := Setup(opts, registry)
 			if err != nil {
 				return err
@@ -70,7 +74,7 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 			}
 			priced := pricedNodes(q.cluster) // before Consolidate simulates it
 			set, stop := stepProgress(s, q.progress, false)
-			res, err := questions.Consolidate(cmd.Context(), q.load, q.newWorld, maxDrains, func(i, n int, node string) {
+			res, err := questions.Consolidate(cmd.Context(), q.load, q.newWorld, questions.ConsolidateOptions{MaxDrains: maxDrains, Rules: ruleSet}, func(i, n int, node string) {
 				set(fmt.Sprintf("draining node %d of %d (%s)", i+1, n, node))
 			})
 			stop()
@@ -84,8 +88,11 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 				fmt.Fprintln(s.out, "No node can be removed with every pod still running.")
 			} else {
 				saving := fmt.Sprintf("saving %g per hour", res.HourlySaving)
-				if !slices.ContainsFunc(res.Remove, func(n string) bool { return priced[n] }) {
+				switch {
+				case !slices.ContainsFunc(res.Remove, func(n string) bool { return priced[n] }):
 					saving = "saving an unknown cost (none of them has a " + questions.HourlyCostAnnotation + " annotation)"
+				case len(res.Unpriced) > 0:
+					saving = fmt.Sprintf("saving at least %g per hour (%d of them have no %s annotation and count 0)", res.HourlySaving, len(res.Unpriced), questions.HourlyCostAnnotation)
 				}
 				fmt.Fprintf(s.out, "Remove %d node(s), in this order, %s; every pod still runs (checked by simulation):\n\n", len(res.Remove), saving)
 				writeRemoved(s, res.Remove, q.cluster, priced, shown)
@@ -101,6 +108,7 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 	opts.AddConfigFlags(fss)
 	opts.AddManifestFlags(fss, "table", "json")
 	fss.FlagSet("input and output").StringVar(&show, "show", "", "What the table lists (-o table): summary (the nodes removed counted by instance type and zone, with the first 20 in order; the nodes kept, one row per reason with how many nodes it keeps and one of them) or all (every node). Default: all up to 50 nodes removed or kept, summary past them.")
+	fss.FlagSet("input and output").StringVar(&rules, "rules", string(questions.RulesClusterAutoscaler), "The rule set the drains follow: cluster-autoscaler (its drainability rules with its default flags) or karpenter (its disruption rules). The README says how they differ.")
 	fss.FlagSet("input and output").IntVar(&maxDrains, "max-drains", -1, "Simulate at most this many drains; the nodes left are kept untried. 0: no limit; -1, the default: every node up to 3,872 nodes, past them 15,000,000 / nodes (3,000 at 5,000 nodes, 1,000 at 15,000).")
 	addFlagSets(cmd, fss)
 	return cmd

@@ -110,9 +110,9 @@ func TestThePlannersTablesSayWhatMattersFirst(t *testing.T) {
 			want: []string{"Remove 2 node(s), in this order, saving an unknown cost (none of them has a simulation.kubesched.io/hourly-cost annotation)"},
 		},
 		{
-			name: "consolidate of a priced node gives its saving",
+			name: "consolidate of a priced node and an unpriced one gives the saving as a floor",
 			args: []string{"consolidate", "-f", empty(true)},
-			want: []string{"Remove 2 node(s), in this order, saving 0.5 per hour"},
+			want: []string{"Remove 2 node(s), in this order, saving at least 0.5 per hour (1 of them have no simulation.kubesched.io/hourly-cost annotation and count 0)"},
 		},
 		{
 			name: "consolidate removing 60 nodes counts them by instance type and zone and names the first 20 in order",

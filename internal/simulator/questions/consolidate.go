@@ -4,20 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/report"
-)
-
-// The annotations that keep a pod (and so its node) from being evicted by
-// a consolidation, as cluster-autoscaler and Karpenter read them.
-const (
-	SafeToEvictAnnotation  = "cluster-autoscaler.kubernetes.io/safe-to-evict"
-	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
 )
 
 // drainWork is the default bound on consolidate's work, in drains times
@@ -38,10 +31,15 @@ func DefaultMaxDrains(n int) int {
 
 // ConsolidateResult is consolidate's answer.
 type ConsolidateResult struct {
+	// Rules is the rule set the drains followed.
+	Rules Rules `json:"rules"`
 	// Remove are the nodes to remove, in the order the search removed
 	// them (each drained with every pod still running).
 	Remove       []string `json:"remove"`
 	HourlySaving float64  `json:"hourlySaving"`
+	// Unpriced are the nodes of Remove without a price: HourlySaving
+	// leaves them out.
+	Unpriced []string `json:"unpriced,omitempty"`
 	// Keep are the other nodes, each with the pod that keeps it and why.
 	Keep []KeptNode `json:"keep"`
 }
@@ -53,33 +51,42 @@ type KeptNode struct {
 	Reason string `json:"reason"`
 }
 
+// ConsolidateOptions are consolidate's settings.
+type ConsolidateOptions struct {
+	// MaxDrains bounds the drains simulated: negative is
+	// DefaultMaxDrains of the cluster's node count, 0 no limit.
+	MaxDrains int
+	// Rules is the rule set ("" is cluster-autoscaler's).
+	Rules Rules
+	// Now is the time the rules read (terminating pods, do-not-disrupt
+	// durations); zero is the wall clock's.
+	Now time.Time
+}
+
 // Consolidate answers which nodes can be removed with every pod still
 // running. The cluster is simulated to its end (pending pods placed); on
 // what it settles to, each node is drained in turn, the most expensive
-// first (then the one with the fewest pods): its pods are evicted by the
-// eviction API's rules and the drain is kept when the evicted pods (their
-// controllers' replacements) all schedule on the nodes left, the pods
-// pending before the drains aside. The rules, as cluster-autoscaler's and
-// Karpenter's drains:
+// first (then the one with the fewest pods to move): the rule set says
+// which of its pods move, which go with it and which keep it, and the
+// drain is kept when the pods that move (their controllers'
+// replacements) all schedule on the nodes left, the pods pending before
+// the drains aside. The PodDisruptionBudgets are counted as the
+// disruption controller counts them (cluster.Budgets: expected pods from
+// the controllers' scales, the pods pending before the drains included),
+// their healthy pods on the pods running after the drains before it.
 //
-//   - a DaemonSet's pods go with the node;
-//   - a pod annotated cluster-autoscaler.kubernetes.io/safe-to-evict:
-//     "false" or karpenter.sh/do-not-disrupt: "true" blocks the node;
-//   - a pod without a controller (nothing would recreate it) or with local
-//     storage (an emptyDir or hostPath volume) blocks the node, unless
-//     annotated safe-to-evict: "true";
-//   - evicting the node's pods must leave every PodDisruptionBudget
-//     satisfied, counted on the pods running after the drains before it
-//     (their replacements running again, as the disruption controller
-//     would count them).
-//
-// Two cheap checks spare a simulation: a node whose evicted pods request
+// Two cheap checks spare a simulation: a node whose moving pods request
 // more CPU or memory than the other schedulable nodes have free is kept
-// at once; and past maxDrains simulated drains the other candidates are
+// at once; and past MaxDrains simulated drains the other candidates are
 // kept untried. The drains run one after another in one world (drainer),
-// a failed one undone. A negative maxDrains is DefaultMaxDrains of the
-// cluster's node count; 0 is no limit.
-func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), maxDrains int, started func(i, n int, node string)) (*ConsolidateResult, error) {
+// a failed one undone.
+func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), newWorld func(*cluster.Cluster) (*simulator.World, error), o ConsolidateOptions, started func(i, n int, node string)) (*ConsolidateResult, error) {
+	if o.Rules == "" {
+		o.Rules = RulesClusterAutoscaler
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
 	c, err := load()
 	if err != nil {
 		return nil, err
@@ -97,29 +104,41 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 			basePending[p.Namespace+"/"+p.Name] = true
 		}
 	}
+	// The budgets count every pod, those pending included.
+	var all []*v1.Pod
+	w.Store.EachPod(func(p *v1.Pod) { all = append(all, p) })
+	budgets := w.Cluster.Budgets(all)
 	// The pods pending before any drain are left out of the drains'
 	// simulations: a drain only takes room away, so they stay pending, and
 	// each would be tried against every node at every drain.
 	settled := settle(w, basePending)
-	pdbs := settled.PodDisruptionBudgets()
+	maxDrains := o.MaxDrains
 	if maxDrains < 0 {
 		maxDrains = DefaultMaxDrains(len(settled.Nodes))
 	}
-	res := &ConsolidateResult{Remove: []string{}, Keep: []KeptNode{}}
+	res := &ConsolidateResult{Rules: o.Rules, Remove: []string{}, Keep: []KeptNode{}}
 	price := map[string]float64{}
 	podsOn := byNode(settled.Pods)
+	rc := &ruleContext{rules: o.Rules, budgets: budgets, now: o.Now, count: func() []int32 { return cluster.HealthyPods(settled.Pods, budgets) }}
 	type candidate struct {
 		node string
 		pods int
 	}
 	var candidates []candidate
+	hasPrice := map[string]bool{}
 	for _, n := range settled.Nodes {
 		price[n.Name] = NodeHourlyCost(n)
-		if pod, reason := blockedByRules(podsOn[n.Name]); pod != nil {
+		_, hasPrice[n.Name] = n.Annotations[HourlyCostAnnotation]
+		if o.Rules == RulesKarpenter && n.Annotations[DoNotDisruptAnnotation] == "true" {
+			res.Keep = append(res.Keep, KeptNode{Node: n.Name, Reason: fmt.Sprintf("%s (the node is annotated %s: \"true\")", `disruption is blocked through the "karpenter.sh/do-not-disrupt" annotation`, DoNotDisruptAnnotation)})
+			continue
+		}
+		move, pod, reason := rc.node(podsOn[n.Name])
+		if pod != nil {
 			res.Keep = append(res.Keep, KeptNode{Node: n.Name, Pod: cluster.PodKey(pod), Reason: reason})
 			continue
 		}
-		candidates = append(candidates, candidate{n.Name, len(evictable(podsOn[n.Name]))})
+		candidates = append(candidates, candidate{n.Name, len(move)})
 	}
 	sort.SliceStable(candidates, func(i, j int) bool {
 		a, b := candidates[i], candidates[j]
@@ -138,6 +157,8 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	if err != nil {
 		return nil, err
 	}
+	rc.count = func() []int32 { return cluster.HealthyPods(d.pods(), budgets) }
+	rc.healthy = nil
 	drains := 0
 	for i, cand := range candidates {
 		if started != nil {
@@ -146,32 +167,36 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		on := evictable(d.podsOn[cand.node])
-		if reason := d.room.noRoomElsewhere(cand.node, on); reason != "" {
-			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(on[0]), Reason: reason})
+		// The budgets may allow less than when the node was first read:
+		// the drains before it moved pods.
+		move, pod, reason := rc.node(d.podsOn[cand.node])
+		if pod != nil {
+			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(pod), Reason: reason})
+			continue
+		}
+		if reason := d.room.noRoomElsewhere(cand.node, move); reason != "" {
+			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(move[0]), Reason: reason})
 			continue
 		}
 		if maxDrains > 0 && drains >= maxDrains {
 			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Reason: fmt.Sprintf("not tried: %d drains were simulated (--max-drains)", maxDrains)})
 			continue
 		}
-		if len(pdbs) > 0 {
-			if pod, reason := cluster.EvictionRefused(on, d.pods(), pdbs); pod != nil {
-				res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: cluster.PodKey(pod), Reason: reason})
-				continue
-			}
-		}
 		drains++
-		pod, reason, err := d.drain(cand.node)
+		pod2, reason, err := d.drain(cand.node, move)
 		if err != nil {
 			return nil, err
 		}
-		if pod != "" {
-			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: pod, Reason: reason})
+		if pod2 != "" {
+			res.Keep = append(res.Keep, KeptNode{Node: cand.node, Pod: pod2, Reason: reason})
 			continue
 		}
+		rc.healthy = nil // counted again when a budget is next read
 		res.Remove = append(res.Remove, cand.node)
 		res.HourlySaving += price[cand.node]
+		if !hasPrice[cand.node] {
+			res.Unpriced = append(res.Unpriced, cand.node)
+		}
 	}
 	res.HourlySaving = roundCents(res.HourlySaving)
 	sort.SliceStable(res.Keep, func(i, j int) bool { return res.Keep[i].Node < res.Keep[j].Node })
@@ -192,46 +217,4 @@ func notAllRunning(pods []report.PodResult, basePending map[string]bool) (string
 		}
 	}
 	return "", ""
-}
-
-// evictable are the pods a drain evicts: all but the DaemonSet's.
-func evictable(pods []*v1.Pod) []*v1.Pod {
-	var out []*v1.Pod
-	for _, p := range pods {
-		if !cluster.IsDaemonSetPod(p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// blockedByRules returns the first pod of a node (by name) that the
-// eviction rules do not let a drain evict, and why.
-func blockedByRules(pods []*v1.Pod) (*v1.Pod, string) {
-	pods = evictable(pods)
-	sort.Slice(pods, func(i, j int) bool { return cluster.PodKey(pods[i]) < cluster.PodKey(pods[j]) })
-	for _, p := range pods {
-		if v, ok := p.Annotations[SafeToEvictAnnotation]; ok && v == "false" {
-			return p, fmt.Sprintf("the pod is annotated %s: \"false\"", SafeToEvictAnnotation)
-		}
-		if v, ok := p.Annotations[DoNotDisruptAnnotation]; ok && v == "true" {
-			return p, fmt.Sprintf("the pod is annotated %s: \"true\"", DoNotDisruptAnnotation)
-		}
-		if p.Annotations[SafeToEvictAnnotation] == "true" {
-			continue
-		}
-		if metav1.GetControllerOf(p) == nil {
-			return p, "the pod has no controller: nothing would recreate it (annotate it " + SafeToEvictAnnotation + ": \"true\" to allow its eviction)"
-		}
-		for _, v := range p.Spec.Volumes {
-			if v.EmptyDir != nil || v.HostPath != nil {
-				kind := "emptyDir"
-				if v.HostPath != nil {
-					kind = "hostPath"
-				}
-				return p, fmt.Sprintf("the pod has local storage: %s volume %q (annotate it %s: \"true\" to allow its eviction)", kind, v.Name, SafeToEvictAnnotation)
-			}
-		}
-	}
-	return nil, ""
 }

@@ -72,7 +72,7 @@ func TestADrainCountsTheDevicesAndVolumesOfThePodsThatStay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			objs := slices.Concat(append(tt.objs, common)...)
-			res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), 0, nil)
+			res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

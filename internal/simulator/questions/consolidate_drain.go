@@ -82,12 +82,12 @@ func (d *drainer) pods() []*v1.Pod {
 }
 
 // drain removes node from the live world: the node deleted, its pods
-// with it (as the pod garbage collector would), each pod but a
-// DaemonSet's replaced by a pending copy (its controller's replacement,
+// with it (as the pod garbage collector would), each pod of move
+// replaced by a pending copy (its controller's replacement,
 // its claims generated again). It returns the first pod the drain left
 // without its place and why ("" when every copy runs and nothing was
 // preempted); the drain is then undone.
-func (d *drainer) drain(node string) (pod, reason string, err error) {
+func (d *drainer) drain(node string, move []*v1.Pod) (pod, reason string, err error) {
 	nodes, on := d.nodes, d.podsOn[node]
 	removals, evictions, listed := d.w.Store.Removals(), len(d.w.Store.Evicted), len(d.w.Pending)
 	order := d.w.Scheduler.Cache.NodeOrder()
@@ -100,11 +100,13 @@ func (d *drainer) drain(node string) (pod, reason string, err error) {
 	var copies []*v1.Pod
 	for _, p := range on {
 		d.w.Remove(p, simulator.Gone{Status: report.StatusDeleted, Message: "drained from " + node})
-		if cluster.IsDaemonSetPod(p) {
-			continue
+		if !slices.Contains(move, p) {
+			continue // it goes with the node
 		}
 		cp := p.DeepCopy()
 		cp.Spec.NodeName = ""
+		// The replacement is a new pod: not being deleted, not started.
+		cp.DeletionTimestamp, cp.DeletionGracePeriodSeconds = nil, nil
 		cp.Status = v1.PodStatus{Phase: v1.PodPending}
 		copies = append(copies, cp)
 	}

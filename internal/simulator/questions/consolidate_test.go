@@ -3,6 +3,7 @@ package questions
 import (
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -15,92 +16,177 @@ import (
 
 func owned(p *v1.Pod, kind string) *v1.Pod {
 	yes := true
-	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: "owner", UID: "owner", Controller: &yes}}
+	apiVersion := "apps/v1"
+	switch kind {
+	case "Job":
+		apiVersion = "batch/v1"
+	case "Node", "ReplicationController":
+		apiVersion = "v1"
+	case "Rollout":
+		apiVersion = "argoproj.io/v1alpha1"
+	}
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "owner", UID: "owner", Controller: &yes}}
 	return p
 }
 
-func TestEvictionRulesDecideWhichPodsKeepANode(t *testing.T) {
-	emptyDir := func(p *v1.Pod) *v1.Pod {
-		p.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+// budget is a PodDisruptionBudget of the default namespace selecting
+// app=web, or what sel says.
+func budget(name string, sel *metav1.LabelSelector, minAvailable, maxUnavailable *intstr.IntOrString) *policyv1.PodDisruptionBudget {
+	if sel == nil {
+		sel = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	}
+	return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: minAvailable, MaxUnavailable: maxUnavailable, Selector: sel}}
+}
+
+func num(i int) *intstr.IntOrString      { v := intstr.FromInt32(int32(i)); return &v }
+func share(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+
+func notReadyPod(p *v1.Pod) *v1.Pod {
+	p.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}
+	return p
+}
+
+func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
+	now := time.Date(2026, 12, 8, 12, 0, 0, 0, time.UTC)
+	web := func(name string) *st.PodWrapper { return st.MakePod().Name(name).Label("app", "web").Node("n1") }
+	volume := func(p *st.PodWrapper, v v1.Volume) *st.PodWrapper {
+		p.Spec.Volumes = append(p.Spec.Volumes, v)
 		return p
 	}
-	hostPath := func(p *v1.Pod) *v1.Pod {
-		p.Spec.Volumes = []v1.Volume{{Name: "logs", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/log"}}}}
+	emptyDir := v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}
+	inMemory := v1.Volume{Name: "shm", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}}
+	hostPath := v1.Volume{Name: "logs", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/log"}}}
+	deleted := func(p *v1.Pod, ago time.Duration) *v1.Pod {
+		at := metav1.NewTime(now.Add(-ago))
+		p.DeletionTimestamp = &at
 		return p
 	}
+	started := func(p *v1.Pod, ago time.Duration) *v1.Pod {
+		at := metav1.NewTime(now.Add(-ago))
+		p.Status.StartTime = &at
+		return p
+	}
+	always := func(b *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
+		pol := policyv1.AlwaysAllow
+		b.Spec.UnhealthyPodEvictionPolicy = &pol
+		return b
+	}
+	others := []*v1.Pod{owned(web("w2").Obj(), "ReplicaSet"), owned(web("w3").Obj(), "ReplicaSet")}
 	tests := []struct {
-		name    string
-		pods    []*v1.Pod
-		wantPod string
-		want    string
+		name          string
+		pod           *v1.Pod
+		pdbs          []*policyv1.PodDisruptionBudget
+		ca, karpenter fate
+		// why are what each one's reason says when the pod keeps the node.
+		caWhy, karpenterWhy string
 	}{
-		{name: "pods with a controller do not keep the node",
-			pods: []*v1.Pod{owned(st.MakePod().Name("a").Obj(), "ReplicaSet"), owned(st.MakePod().Name("b").Obj(), "StatefulSet")}},
-		{name: "a DaemonSet's pod goes with the node, even without being evictable",
-			pods: []*v1.Pod{owned(emptyDir(st.MakePod().Name("agent").Obj()), "DaemonSet")}},
-		{name: "a pod without a controller keeps the node",
-			pods: []*v1.Pod{owned(st.MakePod().Name("a").Obj(), "ReplicaSet"), st.MakePod().Name("bare").Obj()}, wantPod: "default/bare", want: "has no controller"},
-		{name: "a pod without a controller annotated safe-to-evict true does not",
-			pods: []*v1.Pod{st.MakePod().Name("bare").Annotation(SafeToEvictAnnotation, "true").Obj()}},
-		{name: "a pod annotated safe-to-evict false keeps the node",
-			pods: []*v1.Pod{owned(st.MakePod().Name("ledger").Annotation(SafeToEvictAnnotation, "false").Obj(), "ReplicaSet")}, wantPod: "default/ledger", want: `safe-to-evict: "false"`},
-		{name: "a pod annotated do-not-disrupt true keeps the node, safe-to-evict true or not",
-			pods: []*v1.Pod{owned(st.MakePod().Name("job").Annotation(DoNotDisruptAnnotation, "true").Annotation(SafeToEvictAnnotation, "true").Obj(), "Job")}, wantPod: "default/job", want: `karpenter.sh/do-not-disrupt: "true"`},
-		{name: "a pod with an emptyDir volume keeps the node",
-			pods: []*v1.Pod{owned(emptyDir(st.MakePod().Name("cache").Obj()), "ReplicaSet")}, wantPod: "default/cache", want: `emptyDir volume "scratch"`},
-		{name: "a pod with a hostPath volume keeps the node",
-			pods: []*v1.Pod{owned(hostPath(st.MakePod().Name("logs").Obj()), "ReplicaSet")}, wantPod: "default/logs", want: `hostPath volume "logs"`},
-		{name: "a pod with local storage annotated safe-to-evict true does not",
-			pods: []*v1.Pod{owned(emptyDir(st.MakePod().Name("cache").Annotation(SafeToEvictAnnotation, "true").Obj()), "ReplicaSet")}},
+		{name: "a ReplicaSet's pod moves under both",
+			pod: owned(web("w1").Obj(), "ReplicaSet"), ca: moves, karpenter: moves},
+		{name: "a pod without a controller keeps its node for cluster-autoscaler and moves for Karpenter",
+			pod: web("bare").Obj(), ca: blocks, caWhy: "default/bare is not replicated", karpenter: moves},
+		{name: "a pod without a controller annotated safe-to-evict true moves under both",
+			pod: web("bare").Annotation(SafeToEvictAnnotation, "true").Obj(), ca: moves, karpenter: moves},
+		{name: "a pod annotated safe-to-evict false keeps its node for cluster-autoscaler only",
+			pod: owned(web("ledger").Annotation(SafeToEvictAnnotation, "false").Obj(), "ReplicaSet"), ca: blocks, caWhy: "pod annotated as not safe to evict present: ledger", karpenter: moves},
+		{name: "a pod annotated safe-to-evict on-completion keeps its node for cluster-autoscaler only",
+			pod: owned(web("batch").Annotation(SafeToEvictAnnotation, "on-completion").Obj(), "Job"), ca: blocks, caWhy: "on-completion", karpenter: moves},
+		{name: "a pod annotated do-not-disrupt true keeps its node for Karpenter only",
+			pod: owned(web("job").Annotation(DoNotDisruptAnnotation, "true").Obj(), "Job"), ca: moves, karpenter: blocks, karpenterWhy: `pod has "karpenter.sh/do-not-disrupt" annotation (Pod=default/job)`},
+		{name: "do-not-disrupt for a duration keeps the node while the pod has run less than it",
+			pod: started(owned(web("job").Annotation(DoNotDisruptAnnotation, "5m").Obj(), "Job"), time.Minute), ca: moves, karpenter: blocks, karpenterWhy: "do-not-disrupt"},
+		{name: "do-not-disrupt for a duration lets the node go once the pod has run longer",
+			pod: started(owned(web("job").Annotation(DoNotDisruptAnnotation, "5m").Obj(), "Job"), 10*time.Minute), ca: moves, karpenter: moves},
+		{name: "an emptyDir volume keeps the node for cluster-autoscaler only",
+			pod: owned(volume(web("cache"), emptyDir).Obj(), "ReplicaSet"), ca: blocks, caWhy: `pod with local storage present: cache (emptyDir volume "scratch"`, karpenter: moves},
+		{name: "a hostPath volume keeps the node for cluster-autoscaler",
+			pod: owned(volume(web("logs"), hostPath).Obj(), "ReplicaSet"), ca: blocks, caWhy: `hostPath volume "logs"`, karpenter: moves},
+		{name: "an emptyDir in memory is not local storage",
+			pod: owned(volume(web("cache"), inMemory).Obj(), "ReplicaSet"), ca: moves, karpenter: moves},
+		{name: "a local volume listed safe to evict does not keep the node",
+			pod: owned(volume(web("cache"), emptyDir).Annotation(SafeToEvictLocalVolumesAnnotation, "scratch").Obj(), "ReplicaSet"), ca: moves, karpenter: moves},
+		{name: "a local volume not listed keeps the node though another is listed",
+			pod: owned(volume(volume(web("cache"), emptyDir), hostPath).Annotation(SafeToEvictLocalVolumesAnnotation, "scratch").Obj(), "ReplicaSet"), ca: blocks, caWhy: `hostPath volume "logs"`, karpenter: moves},
+		{name: "a kube-system pod without a budget keeps its node for cluster-autoscaler only",
+			pod: owned(st.MakePod().Name("coredns").Namespace("kube-system").Node("n1").Obj(), "ReplicaSet"), ca: blocks, caWhy: "non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: coredns", karpenter: moves},
+		{name: "a kube-system pod whose budget allows a disruption moves",
+			pod: owned(st.MakePod().Name("coredns").Namespace("kube-system").Node("n1").Obj(), "ReplicaSet"),
+			pdbs: []*policyv1.PodDisruptionBudget{{ObjectMeta: metav1.ObjectMeta{Name: "dns", Namespace: "kube-system"},
+				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: num(0), Selector: &metav1.LabelSelector{}}}},
+			ca: moves, karpenter: moves},
+		{name: "a mirror pod goes with its node under both",
+			pod: owned(web("etcd").Annotation(MirrorPodAnnotation, "hash").Obj(), "Node"), ca: stays, karpenter: stays},
+		{name: "a DaemonSet's pod goes with its node under both",
+			pod: owned(volume(web("agent"), hostPath).Obj(), "DaemonSet"), ca: stays, karpenter: stays},
+		{name: "a pod terminating for long goes with its node under both",
+			pod: deleted(owned(web("old").Obj(), "ReplicaSet"), 10*time.Minute), ca: stays, karpenter: stays},
+		{name: "a pod terminating for seconds moves for cluster-autoscaler and stays for Karpenter",
+			pod: deleted(owned(web("old").Obj(), "ReplicaSet"), 5*time.Second), ca: moves, karpenter: stays},
+		{name: "a StatefulSet's terminating pod moves for Karpenter",
+			pod: deleted(owned(web("db-0").Obj(), "StatefulSet"), 10*time.Minute), ca: stays, karpenter: moves},
+		{name: "a pod of a custom controller keeps its node for cluster-autoscaler only",
+			pod: owned(web("canary").Obj(), "Rollout"), ca: blocks, caWhy: "its controller is a Rollout", karpenter: moves},
+		{name: "a finished pod goes with its node under both",
+			pod: owned(restartNever(web("done").Phase(v1.PodSucceeded).Obj()), "Job"), ca: stays, karpenter: stays},
+		{name: "a budget that allows no disruption keeps the node under both",
+			pod: owned(web("w1").Obj(), "ReplicaSet"), pdbs: []*policyv1.PodDisruptionBudget{budget("web", nil, nil, num(0))},
+			ca: blocks, caWhy: "not enough pod disruption budget to move default/w1", karpenter: blocks, karpenterWhy: "pdb prevents pod evictions"},
+		{name: "a budget with an empty selector guards every pod of its namespace",
+			pod: owned(web("w1").Obj(), "ReplicaSet"), pdbs: []*policyv1.PodDisruptionBudget{budget("all", &metav1.LabelSelector{}, nil, num(0))},
+			ca: blocks, caWhy: "PodDisruptionBudget default/all", karpenter: blocks, karpenterWhy: "PodDisruptionBudget default/all"},
+		{name: "a budget of another namespace guards nothing here",
+			pod: owned(web("w1").Obj(), "ReplicaSet"), pdbs: []*policyv1.PodDisruptionBudget{{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "other"},
+				Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: num(0), Selector: &metav1.LabelSelector{}}}},
+			ca: moves, karpenter: moves},
+		{name: "a budget that allows one disruption lets the pod go",
+			pod: owned(web("w1").Obj(), "ReplicaSet"), pdbs: []*policyv1.PodDisruptionBudget{budget("web", nil, num(2), nil)}, ca: moves, karpenter: moves},
+		{name: "a pod two budgets select keeps its node under both",
+			pod:  owned(web("w1").Obj(), "ReplicaSet"),
+			pdbs: []*policyv1.PodDisruptionBudget{budget("web", nil, num(1), nil), budget("all", &metav1.LabelSelector{}, num(1), nil)},
+			ca:   blocks, caWhy: "more than one PodDisruptionBudget", karpenter: blocks, karpenterWhy: "more than one PodDisruptionBudget"},
+		{name: "an unready pod of an AlwaysAllow budget moves for Karpenter",
+			pod: notReadyPod(owned(web("w1").Obj(), "ReplicaSet")), pdbs: []*policyv1.PodDisruptionBudget{always(budget("web", nil, nil, num(0)))},
+			ca: blocks, caWhy: "not enough pod disruption budget", karpenter: moves},
+		{name: "a safe-to-evict pod is not held by its budget for cluster-autoscaler",
+			pod: owned(web("w1").Annotation(SafeToEvictAnnotation, "true").Obj(), "ReplicaSet"), pdbs: []*policyv1.PodDisruptionBudget{budget("web", nil, nil, num(0))},
+			ca: moves, karpenter: blocks, karpenterWhy: "pdb prevents pod evictions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pod, reason := blockedByRules(tt.pods)
-			got := ""
-			if pod != nil {
-				got = pod.Namespace + "/" + pod.Name
+			c := cluster.New()
+			for _, b := range tt.pdbs {
+				c.Others = append(c.Others, b)
 			}
-			if got != tt.wantPod || !strings.Contains(reason, tt.want) {
-				t.Errorf("kept by %q (%s), want %q (%s)", got, reason, tt.wantPod, tt.want)
+			pods := append([]*v1.Pod{tt.pod}, others...)
+			budgets := c.Budgets(pods)
+			for _, r := range []struct {
+				rules Rules
+				want  fate
+				why   string
+			}{{RulesClusterAutoscaler, tt.ca, tt.caWhy}, {RulesKarpenter, tt.karpenter, tt.karpenterWhy}} {
+				rc := &ruleContext{rules: r.rules, budgets: budgets, now: now, count: func() []int32 { return cluster.HealthyPods(pods, budgets) }}
+				got, why := r.rules.decide(tt.pod, rc)
+				if got != r.want || !strings.Contains(why, r.why) {
+					t.Errorf("%s: fate %d (%q), want %d (%q)", r.rules, got, why, r.want, r.why)
+				}
 			}
 		})
 	}
 }
 
-func TestADrainNeverEvictsMoreThanABudgetAllows(t *testing.T) {
-	web := func(name, node string) *v1.Pod {
-		return owned(st.MakePod().Name(name).Label("app", "web").Node(node).Obj(), "ReplicaSet")
-	}
-	pdb := func(minAvailable, maxUnavailable *intstr.IntOrString) *policyv1.PodDisruptionBudget {
-		return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: minAvailable, MaxUnavailable: maxUnavailable,
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
-	}
-	n := func(i int) *intstr.IntOrString { v := intstr.FromInt32(int32(i)); return &v }
-	pct := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
-	running := []*v1.Pod{web("w1", "a"), web("w2", "a"), web("w3", "b"), web("w4", "c")}
-	tests := []struct {
-		name    string
-		evicted []*v1.Pod
-		pdb     *policyv1.PodDisruptionBudget
-		blocked bool
+func TestRulesAreReadFromTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
 	}{
-		{name: "minAvailable 3 of 4 allows evicting one", evicted: running[2:3], pdb: pdb(n(3), nil)},
-		{name: "minAvailable 3 of 4 does not allow evicting two", evicted: running[0:2], pdb: pdb(n(3), nil), blocked: true},
-		{name: "maxUnavailable 2 allows evicting two", evicted: running[0:2], pdb: pdb(nil, n(2))},
-		{name: "minAvailable 75% of 4 (3) does not allow evicting two", evicted: running[0:2], pdb: pdb(pct("75%"), nil), blocked: true},
-		{name: "maxUnavailable 30% of 4 rounds up to 2 and allows evicting two", evicted: running[0:2], pdb: pdb(nil, pct("30%"))},
-		{name: "minAvailable of every pod allows evicting none",
-			evicted: running[2:3], pdb: pdb(n(4), nil), blocked: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pod, reason := cluster.EvictionRefused(tt.evicted, running, []*policyv1.PodDisruptionBudget{tt.pdb})
-			if (pod != nil) != tt.blocked {
-				t.Errorf("blocked %v (%s), want %v", pod != nil, reason, tt.blocked)
-			}
-			if pod != nil && !strings.Contains(reason, "PodDisruptionBudget default/web") {
-				t.Errorf("reason %q does not name the budget", reason)
+		{in: "cluster-autoscaler", want: "cluster-autoscaler"},
+		{in: "karpenter", want: "karpenter"},
+		{in: "Karpenter", err: `--rules: "Karpenter" is not a rule set`},
+		{in: "", err: "is not a rule set"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseRules(tc.in)
+			if string(got) != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+				t.Errorf("ParseRules(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
 			}
 		})
 	}
@@ -127,4 +213,9 @@ func TestTheDefaultDrainBoundTriesEveryNodeOfAMidSizeCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+func restartNever(p *v1.Pod) *v1.Pod {
+	p.Spec.RestartPolicy = v1.RestartPolicyNever
+	return p
 }

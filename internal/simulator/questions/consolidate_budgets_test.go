@@ -1,0 +1,117 @@
+package questions_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/questions"
+	"github.com/kubesched/kubesched/internal/simulator/simtest"
+	st "github.com/kubesched/kubesched/internal/testing"
+)
+
+// node is a 4-CPU node, priced when price is not "".
+func node(name, price string) *v1.Node {
+	n := st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{"cpu": "4", "memory": "16Gi", "pods": "20"}).Obj()
+	if price != "" {
+		n.Annotations = map[string]string{questions.HourlyCostAnnotation: price}
+	}
+	return n
+}
+
+// webPods is a pod of app=web requesting cpu.
+func webPods(cpu string) *st.PodWrapper {
+	return st.MakePod().Label("app", "web").Req(map[v1.ResourceName]string{"cpu": cpu})
+}
+
+func pdbFor(namespace string, sel *metav1.LabelSelector, maxUnavailable int32) *policyv1.PodDisruptionBudget {
+	v := intstr.FromInt32(maxUnavailable)
+	return &policyv1.PodDisruptionBudget{TypeMeta: metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &v, Selector: sel}}
+}
+
+var appWeb = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+
+func TestConsolidateCountsBudgetsAsTheDisruptionControllerDoes(t *testing.T) {
+	now := time.Date(2026, 12, 8, 12, 0, 0, 0, time.UTC)
+	// n1 is drained first: the dearer.
+	twoNodes := []runtime.Object{node("n1", "2"), node("n2", "1")}
+	web := st.MakeDeployment("web", 2, webPods("1"))
+	terminating := func() *v1.Pod {
+		p := st.MakePod().Name("old").Node("n1").Req(map[v1.ResourceName]string{"cpu": "1"}).Obj()
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "old", UID: "old", Controller: &yes}}
+		at := metav1.NewTime(now.Add(-5 * time.Second))
+		p.DeletionTimestamp = &at
+		return p
+	}
+	coredns := func() *v1.Pod {
+		p := st.MakePod().Name("coredns").Namespace("kube-system").Node("n1").Req(map[v1.ResourceName]string{"cpu": "100m"}).Obj()
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "coredns", UID: "coredns", Controller: &yes}}
+		return p
+	}
+	tests := []struct {
+		name       string
+		objs       []runtime.Object
+		rules      questions.Rules
+		wantRemove []string
+		wantReason string
+	}{
+		{name: "without a budget one of two half-empty nodes goes",
+			objs: []runtime.Object{web}, wantRemove: []string{"n1"}},
+		{name: "a budget with an empty selector guards every pod of its namespace",
+			objs: []runtime.Object{web, pdbFor("default", &metav1.LabelSelector{}, 0)}, wantRemove: []string{}, wantReason: "PodDisruptionBudget default/web allows no disruption"},
+		{name: "a budget written without a namespace guards the default namespace",
+			objs: []runtime.Object{web, pdbFor("", appWeb, 0)}, wantRemove: []string{}, wantReason: "PodDisruptionBudget default/web allows no disruption"},
+		{name: "the pods pending before the drains count against the budget",
+			// web's 2 pods run and big's one pends: 3 expected, 2 desired
+			// with maxUnavailable 1, 2 healthy, so no disruption allowed.
+			objs:       []runtime.Object{web, st.MakeDeployment("big", 1, webPods("100")), pdbFor("default", appWeb, 1)},
+			wantRemove: []string{}, wantReason: "2 healthy, 2 desired of 3 expected"},
+		{name: "a kube-system pod without a budget keeps its node for cluster-autoscaler",
+			objs: []runtime.Object{coredns()}, wantRemove: []string{"n2"}, wantReason: "non-pdb-assigned kube-system pod present: coredns"},
+		{name: "a kube-system pod without a budget moves for Karpenter",
+			objs: []runtime.Object{coredns()}, rules: questions.RulesKarpenter, wantRemove: []string{"n1"}},
+		{name: "a pod terminating for seconds gets a replacement that schedules",
+			objs: []runtime.Object{terminating()}, wantRemove: []string{"n1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := append(slices.Clone(twoNodes), tt.objs...)
+			res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t),
+				questions.ConsolidateOptions{Rules: tt.rules, Now: now}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reasons := ""
+			for _, k := range res.Keep {
+				reasons += k.Node + ": " + k.Reason + "\n"
+			}
+			if !slices.Equal(res.Remove, tt.wantRemove) || !strings.Contains(reasons, tt.wantReason) {
+				t.Errorf("removes %v, want %v; kept:\n%s\nwant a reason with %q", res.Remove, tt.wantRemove, reasons, tt.wantReason)
+			}
+		})
+	}
+}
+
+func TestConsolidateSaysWhichRemovedNodesHaveNoPrice(t *testing.T) {
+	objs := []runtime.Object{node("n1", "0.5"), node("n2", ""), node("n3", "0.25")}
+	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Remove, []string{"n1", "n3", "n2"}) || !slices.Equal(res.Unpriced, []string{"n2"}) || res.HourlySaving != 0.75 {
+		t.Errorf("remove %v saving %g, unpriced %v; want [n1 n3 n2] saving 0.75, unpriced [n2]", res.Remove, res.HourlySaving, res.Unpriced)
+	}
+}
