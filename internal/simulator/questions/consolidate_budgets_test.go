@@ -115,3 +115,40 @@ func TestConsolidateSaysWhichRemovedNodesHaveNoPrice(t *testing.T) {
 		t.Errorf("remove %v saving %g, unpriced %v; want [n1 n3 n2] saving 0.75, unpriced [n2]", res.Remove, res.HourlySaving, res.Unpriced)
 	}
 }
+
+// TestConsolidateDrainsTwoPodsOfABudgetThatAllowsOne: six half-idle
+// 4-CPU nodes, each with one 1-CPU web replica; a budget allows one
+// disruption and one replica is annotated safe-to-evict "false". Four
+// nodes can go: their four pods fit on the ledger's node and one other
+// (three CPUs free each). After the first drains a node holds two web
+// pods; neither project sums them against the budget (each reads the
+// disruptions allowed pod by pod, and its drain retries the refused
+// eviction until the first replacement runs), so that node goes too.
+// Summing them kept it: 3 nodes.
+func TestConsolidateDrainsTwoPodsOfABudgetThatAllowsOne(t *testing.T) {
+	var objs []runtime.Object
+	for i := range 6 {
+		name := "n" + string(rune('1'+i))
+		objs = append(objs, node(name, "1"))
+		p := webPods("1").Name("web-" + name).Node(name).Obj()
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "web", Controller: &yes}}
+		if i == 5 {
+			p.Annotations = map[string]string{questions.SafeToEvictAnnotation: "false"}
+		}
+		objs = append(objs, p)
+	}
+	objs = append(objs, pdbFor("default", appWeb, 1))
+	for _, rules := range []questions.Rules{questions.RulesClusterAutoscaler, questions.RulesKarpenter} {
+		t.Run(string(rules), func(t *testing.T) {
+			res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t),
+				questions.ConsolidateOptions{Rules: rules}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Remove) != 4 {
+				t.Errorf("removes %v, want 4 nodes; keeps %+v", res.Remove, res.Keep)
+			}
+		})
+	}
+}
