@@ -27,13 +27,18 @@ func newConsolidateCommand(s streams, registry fwkruntime.Registry) *cobra.Comma
 		Use:   "consolidate -f CLUSTER_PATH [--config FILE] [-o table|json]",
 		Short: "Which nodes can be removed with every pod still running, and what keeps the others",
 		Long: `consolidate simulates the cluster to its end (pending pods placed), then
-drains its nodes one at a time, the most expensive first (price per hour in
-the node annotation simulation.kubesched.io/hourly-cost, 0 without it), then
-those with the fewest pods: a drain is kept when every pod it evicts (its
-controller's replacement) schedules on the nodes left, the pods pending
-before any drain aside. It prints the nodes to remove, in that order, the
-hourly saving, and for each node kept, the pod that keeps it and why: the
-scheduler's reason the pod would not fit elsewhere, or an eviction rule.
+finds the nodes it can remove with every pod still running. A plan cordons
+all its nodes before the first drain (as cluster-autoscaler and Karpenter
+do). The candidates are ordered the most expensive first (price per hour in
+the node annotation simulation.kubesched.io/hourly-cost, 0 without it),
+then those with the fewest pods to move: the longest run of them that
+drains together is found by bisection, then each other candidate is
+drained alone; a drain is kept when every pod it moves (its controller's
+replacement) schedules on the nodes left, the pods pending before any
+drain aside. The whole plan is then checked with all its nodes drained
+together. It prints the nodes to remove, in order, the hourly saving, and
+for each node kept, the pod that keeps it and why: the scheduler's reason
+the pod would not fit elsewhere, or a rule.
 
 Which pods a drain moves, which go with their node and which keep it is
 the rule set's: --rules cluster-autoscaler (the default: cluster-autoscaler

@@ -65,12 +65,18 @@ type ConsolidateOptions struct {
 
 // Consolidate answers which nodes can be removed with every pod still
 // running. The cluster is simulated to its end (pending pods placed); on
-// what it settles to, each node is drained in turn, the most expensive
-// first (then the one with the fewest pods to move): the rule set says
-// which of its pods move, which go with it and which keep it, and the
-// drain is kept when the pods that move (their controllers'
-// replacements) all schedule on the nodes left, the pods pending before
-// the drains aside. The PodDisruptionBudgets are counted as the
+// what it settles to, the rule set says of each node's pods which move,
+// which go with the node and which keep it. The candidates (nodes no pod
+// keeps) are ordered the most expensive first, then the fewest pods to
+// move. A plan cordons all its nodes before the first drain, as
+// cluster-autoscaler and Karpenter do: first the longest run of
+// candidates that drains together is found by bisection (Karpenter's
+// multi-node consolidation), then each other candidate is drained alone
+// on the cluster the drains before it left, the drain kept when the pods
+// that move (their controllers' replacements) all schedule on the nodes
+// left, the pods pending before the drains aside; last the whole plan is
+// checked with all its nodes drained together, and cut to its longest
+// start that holds. The PodDisruptionBudgets are counted as the
 // disruption controller counts them (cluster.Budgets: expected pods from
 // the controllers' scales, the pods pending before the drains included),
 // their healthy pods on the pods running after the drains before it.
@@ -123,6 +129,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	type candidate struct {
 		node string
 		pods int
+		move []*v1.Pod
 	}
 	var candidates []candidate
 	hasPrice := map[string]bool{}
@@ -138,7 +145,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 			res.Keep = append(res.Keep, KeptNode{Node: n.Name, Pod: cluster.PodKey(pod), Reason: reason})
 			continue
 		}
-		candidates = append(candidates, candidate{n.Name, len(move)})
+		candidates = append(candidates, candidate{n.Name, len(move), move})
 	}
 	sort.SliceStable(candidates, func(i, j int) bool {
 		a, b := candidates[i], candidates[j]
@@ -153,6 +160,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	// The drains are tried in one world, live: the settled cluster with
 	// the drains kept so far done in it. A drain that fails is undone by
 	// making the world again from what it held before the drain.
+	settledNodes := settled.Nodes // the live world's drains set its cluster's
 	d, err := newDrainer(ctx, newWorld, settled, basePending)
 	if err != nil {
 		return nil, err
@@ -160,7 +168,39 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	rc.count = func() []int32 { return cluster.HealthyPods(d.pods(), budgets) }
 	rc.healthy = nil
 	drains := 0
+	removed := func(node string) {
+		res.Remove = append(res.Remove, node)
+		res.HourlySaving += price[node]
+		if !hasPrice[node] {
+			res.Unpriced = append(res.Unpriced, node)
+		}
+	}
+	names := make([]string, len(candidates))
+	moves := make([][]*v1.Pod, len(candidates))
 	for i, cand := range candidates {
+		names[i], moves[i] = cand.node, cand.move
+	}
+	// First the longest run of candidates, in order, that drains
+	// together, by bisection as Karpenter's multi-node consolidation
+	// finds it (firstNConsolidationOption): every node of the run
+	// cordoned, all their pods placed at once.
+	together, tried, err := d.longestTogether(names, moves, maxDrains)
+	if err != nil {
+		return nil, err
+	}
+	drains += tried
+	for i := range together {
+		if started != nil {
+			started(i, len(candidates), names[i])
+		}
+		removed(names[i])
+	}
+	// Then each other candidate alone, on the cluster the drains before
+	// it left.
+	for i, cand := range candidates {
+		if i < together {
+			continue
+		}
 		if started != nil {
 			started(i, len(candidates), cand.node)
 		}
@@ -192,10 +232,42 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 			continue
 		}
 		rc.healthy = nil // counted again when a budget is next read
-		res.Remove = append(res.Remove, cand.node)
-		res.HourlySaving += price[cand.node]
-		if !hasPrice[cand.node] {
-			res.Unpriced = append(res.Unpriced, cand.node)
+		removed(cand.node)
+	}
+	// The plan cordons every node it removes before the first drain, as
+	// cluster-autoscaler and Karpenter do; the drains one at a time above
+	// may have put pods on nodes removed after them. So the plan is
+	// checked as it will run: from the settled cluster, all its nodes
+	// drained together. When that leaves a pod without its place, the
+	// longest start of the plan that holds is kept.
+	if len(res.Remove) > together {
+		moveOf := make(map[string][]*v1.Pod, len(candidates))
+		for _, cand := range candidates {
+			moveOf[cand.node] = cand.move
+		}
+		planMoves := make([][]*v1.Pod, len(res.Remove))
+		for i, n := range res.Remove {
+			planMoves[i] = moveOf[n]
+		}
+		settled.Nodes = settledNodes
+		v, err := newDrainer(ctx, newWorld, settled, basePending)
+		if err != nil {
+			return nil, err
+		}
+		holds, pod, reason, err := v.longestHolding(res.Remove, planMoves, together)
+		if err != nil {
+			return nil, err
+		}
+		if holds < len(res.Remove) {
+			plan := res.Remove
+			res.Remove, res.HourlySaving, res.Unpriced = []string{}, 0, nil
+			for _, n := range plan[:holds] {
+				removed(n)
+			}
+			for _, n := range plan[holds:] {
+				res.Keep = append(res.Keep, KeptNode{Node: n, Pod: pod,
+					Reason: fmt.Sprintf("drains on the cluster the drains before it left, but not with the plan's %d nodes before it cordoned together: %s", holds, reason)})
+			}
 		}
 	}
 	res.HourlySaving = roundCents(res.HourlySaving)
@@ -206,14 +278,14 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 // notAllRunning names the first pod a drain left without its place (one
 // that pends, not pending before the drains, or that a replacement
 // preempted), and why.
-func notAllRunning(pods []report.PodResult, basePending map[string]bool) (string, string) {
+func notAllRunning(pods []report.PodResult, basePending map[string]bool, drained string) (string, string) {
 	for _, p := range pods {
 		key := p.Namespace + "/" + p.Name
 		switch {
 		case p.Status == report.StatusUnschedulable && !basePending[key]:
-			return key, "with the node drained, this pod would not schedule: " + p.Message
+			return key, "with " + drained + " drained, this pod would not schedule: " + p.Message
 		case p.Status == report.StatusPreempted:
-			return key, "with the node drained, this pod would be preempted: " + p.Message
+			return key, "with " + drained + " drained, this pod would be preempted: " + p.Message
 		}
 	}
 	return "", ""

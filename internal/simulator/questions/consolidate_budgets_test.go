@@ -9,8 +9,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -150,5 +152,44 @@ func TestConsolidateDrainsTwoPodsOfABudgetThatAllowsOne(t *testing.T) {
 				t.Errorf("removes %v, want 4 nodes; keeps %+v", res.Remove, res.Keep)
 			}
 		})
+	}
+}
+
+// TestConsolidatePlansHoldWithEveryNodeOfThePlanCordonedFromTheStart:
+// cluster-autoscaler and Karpenter cordon every node they will remove
+// before the first drain. Here a drain of a alone puts its 2-CPU pod z-a
+// on b (the least allocated node), and b's drain then places a-b (3 CPU)
+// on c and z-a on d: one at a time, a and b both go. With b cordoned
+// from the start, z-a goes to c, the least allocated of the nodes left,
+// and a-b then fits nowhere: the plan that removes both would stall on
+// b's drain, so only a goes, and b is kept saying why.
+func TestConsolidatePlansHoldWithEveryNodeOfThePlanCordonedFromTheStart(t *testing.T) {
+	sized := func(name, cpu, price string) *v1.Node {
+		n := node(name, price)
+		n.Status.Capacity[v1.ResourceCPU] = resource.MustParse(cpu)
+		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse(cpu)
+		return n
+	}
+	pod := func(name, node, cpu string) *v1.Pod {
+		p := st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{"cpu": cpu}).Obj()
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
+		return p
+	}
+	objs := []runtime.Object{
+		sized("a", "4", "3"), sized("b", "16", "2"), sized("c", "4", "1"), sized("d", "4", "1"),
+		pod("z-a", "a", "2"), pod("a-b", "b", "3"), pod("c1", "c", "1"), pod("d1", "d", "2"),
+	}
+	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Remove, []string{"a"}) {
+		t.Errorf("removes %v, want [a]; keeps %+v", res.Remove, res.Keep)
+	}
+	for _, k := range res.Keep {
+		if k.Node == "b" && !strings.Contains(k.Reason, "not with the plan's 1 nodes before it cordoned together") {
+			t.Errorf("b kept for %q, want the plan's cordoned nodes named", k.Reason)
+		}
 	}
 }

@@ -88,27 +88,47 @@ func (d *drainer) pods() []*v1.Pod {
 // without its place and why ("" when every copy runs and nothing was
 // preempted); the drain is then undone.
 func (d *drainer) drain(node string, move []*v1.Pod) (pod, reason string, err error) {
-	nodes, on := d.nodes, d.podsOn[node]
+	return d.drainAll([]string{node}, [][]*v1.Pod{move}, true)
+}
+
+// drainAll drains the nodes together, as a plan that cordons them all
+// before it evicts (cluster-autoscaler taints every node it will remove
+// before the first drain; Karpenter taints its candidates): no pod
+// moved goes to another of them. moves[i] are the pods of names[i] that
+// move. With keep false the drain is undone even when every pod runs (a
+// trial).
+func (d *drainer) drainAll(names []string, moves [][]*v1.Pod, keep bool) (pod, reason string, err error) {
+	nodes := d.nodes
+	gone := make(map[string]bool, len(names))
+	for _, n := range names {
+		gone[n] = true
+	}
 	removals, evictions, listed := d.w.Store.Removals(), len(d.w.Store.Evicted), len(d.w.Pending)
 	order := d.w.Scheduler.Cache.NodeOrder()
 	d.w.Store.StartJournal()
-	if err := d.w.Store.DeleteNode(node); err != nil {
-		return "", "", err
+	for _, n := range names {
+		if err := d.w.Store.DeleteNode(n); err != nil {
+			return "", "", err
+		}
 	}
-	d.nodes = slices.DeleteFunc(slices.Clone(nodes), func(n *v1.Node) bool { return n.Name == node })
+	d.nodes = slices.DeleteFunc(slices.Clone(nodes), func(n *v1.Node) bool { return gone[n.Name] })
 	d.w.Cluster.Nodes = d.nodes
 	var copies []*v1.Pod
-	for _, p := range on {
-		d.w.Remove(p, simulator.Gone{Status: report.StatusDeleted, Message: "drained from " + node})
-		if !slices.Contains(move, p) {
-			continue // it goes with the node
+	removed := 0
+	for i, node := range names {
+		for _, p := range d.podsOn[node] {
+			removed++
+			d.w.Remove(p, simulator.Gone{Status: report.StatusDeleted, Message: "drained from " + node})
+			if !slices.Contains(moves[i], p) {
+				continue // it goes with the node
+			}
+			cp := p.DeepCopy()
+			cp.Spec.NodeName = ""
+			// The replacement is a new pod: not being deleted, not started.
+			cp.DeletionTimestamp, cp.DeletionGracePeriodSeconds = nil, nil
+			cp.Status = v1.PodStatus{Phase: v1.PodPending}
+			copies = append(copies, cp)
 		}
-		cp := p.DeepCopy()
-		cp.Spec.NodeName = ""
-		// The replacement is a new pod: not being deleted, not started.
-		cp.DeletionTimestamp, cp.DeletionGracePeriodSeconds = nil, nil
-		cp.Status = v1.PodStatus{Phase: v1.PodPending}
-		copies = append(copies, cp)
 	}
 	for _, cp := range copies {
 		if err := d.w.AddPending(cp); err != nil {
@@ -122,13 +142,18 @@ func (d *drainer) drain(node string, move []*v1.Pod) (pod, reason string, err er
 	if err != nil {
 		return "", "", err
 	}
-	// Pods that left but the node's and the victims: pods that finished.
-	others := d.w.Store.Removals() - removals - uint64(len(on)) - uint64(len(d.w.Store.Evicted)-evictions)
+	// Pods that left but the nodes' and the victims: pods that finished.
+	others := d.w.Store.Removals() - removals - uint64(removed) - uint64(len(d.w.Store.Evicted)-evictions)
 	// Before the drain every pod ran (a drain that left one without its
 	// place was undone): only the copies, the pods created meanwhile and
 	// the pods they preempted can have changed.
 	touched := append(copies, d.w.Pending[listed:]...)
-	if pod, reason := notAllRunning(d.w.PodResultsFor(touched), d.basePending); pod != "" {
+	drained := "the node"
+	if len(names) > 1 {
+		drained = fmt.Sprintf("the %d nodes", len(names))
+	}
+	pod, reason = notAllRunning(d.w.PodResultsFor(touched), d.basePending, drained)
+	if pod != "" || !keep {
 		d.nodes = nodes
 		return pod, reason, d.undo(j, nodes, order, others > 0)
 	}
@@ -139,8 +164,10 @@ func (d *drainer) drain(node string, move []*v1.Pod) (pod, reason string, err er
 		d.podsOn, d.room = byNode(all), newRoomBook(d.nodes, all)
 		return "", "", nil
 	}
-	delete(d.podsOn, node)
-	d.room.dropNode(node)
+	for _, node := range names {
+		delete(d.podsOn, node)
+		d.room.dropNode(node)
+	}
 	for _, cp := range copies {
 		cur, ok := d.w.Store.GetPod(cp.Namespace, cp.Name)
 		if !ok {
@@ -152,6 +179,68 @@ func (d *drainer) drain(node string, move []*v1.Pod) (pod, reason string, err er
 		d.room.add(cur)
 	}
 	return "", "", nil
+}
+
+// longestTrials bounds longestTogether's trials: log2 of a million
+// candidates.
+const longestTrials = 20
+
+// longestTogether finds by bisection the longest run names[:k], k ≥ 2,
+// that drains together (drainAll) and drains it, returning k (0 when
+// none of 2 or more does) and the trials simulated. The bisection
+// assumes that a run that drains has shorter runs that drain too, as
+// Karpenter's does; the run found is drained again for good, and kept
+// only if it drains again (the scheduler's tie-breaks go on from trial
+// to trial). maxDrains bounds the trials with the run (0: no bound).
+func (d *drainer) longestTogether(names []string, moves [][]*v1.Pod, maxDrains int) (int, int, error) {
+	lo, hi, best, tried := 2, len(names), 0, 0
+	for lo <= hi && tried < longestTrials && (maxDrains == 0 || tried+1 < maxDrains) {
+		mid := (lo + hi) / 2
+		tried++
+		pod, _, err := d.drainAll(names[:mid], moves[:mid], false)
+		if err != nil {
+			return 0, tried, err
+		}
+		if pod == "" {
+			best, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best == 0 {
+		return 0, tried, nil
+	}
+	tried++
+	pod, _, err := d.drainAll(names[:best], moves[:best], true)
+	if err != nil || pod != "" {
+		return 0, tried, err
+	}
+	return best, tried, nil
+}
+
+// longestHolding is how many of the plan's first nodes drain together,
+// known to be at least known: all of them when the whole plan does, else
+// the longest start found by bisection above known; with the pod and
+// reason the whole plan failed on. It leaves the world as it was.
+func (d *drainer) longestHolding(plan []string, moves [][]*v1.Pod, known int) (int, string, string, error) {
+	pod, reason, err := d.drainAll(plan, moves, false)
+	if err != nil || pod == "" {
+		return len(plan), "", "", err
+	}
+	lo, hi, best := known+1, len(plan)-1, known
+	for tried := 0; lo <= hi && tried < longestTrials; tried++ {
+		mid := (lo + hi) / 2
+		p, _, err := d.drainAll(plan[:mid], moves[:mid], false)
+		if err != nil {
+			return 0, "", "", err
+		}
+		if p == "" {
+			best, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	return best, pod, reason, nil
 }
 
 // undo takes a failed drain back, by its journal j: in place, the
