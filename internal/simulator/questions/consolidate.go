@@ -125,7 +125,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	res := &ConsolidateResult{Rules: o.Rules, Remove: []string{}, Keep: []KeptNode{}}
 	price := map[string]float64{}
 	podsOn := byNode(settled.Pods)
-	rc := &ruleContext{rules: o.Rules, budgets: budgets, now: o.Now, count: func() []int32 { return cluster.HealthyPods(settled.Pods, budgets) }}
+	rc := &ruleContext{rules: o.Rules, budgets: budgets, now: o.Now, owners: Owners(w.Cluster), count: func() []int32 { return cluster.HealthyPods(settled.Pods, budgets) }}
 	type candidate struct {
 		node string
 		pods int

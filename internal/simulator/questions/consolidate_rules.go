@@ -8,6 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
@@ -78,6 +79,38 @@ type ruleContext struct {
 	healthy []int32
 	count   func() []int32
 	now     time.Time
+	// owners are the controllers the cluster holds, by kind/namespace/name
+	// (cluster-autoscaler's ReplicaCount rule reads them through its
+	// listers); nil reads none.
+	owners map[string]bool
+}
+
+// Owners are the controllers c holds, for ruleContext.owners: its
+// ReplicaSets (those its Deployments made included), ReplicationControllers,
+// Jobs, StatefulSets and DaemonSets, by kind/namespace/name, and each
+// kind it holds any of, by kind.
+func Owners(c *cluster.Cluster) map[string]bool {
+	out := map[string]bool{}
+	add := func(kind string, m metav1.Object) {
+		out[kind] = true
+		out[kind+"/"+m.GetNamespace()+"/"+m.GetName()] = true
+	}
+	for _, o := range c.ReplicaSets {
+		add("ReplicaSet", o)
+	}
+	for _, o := range c.RCs {
+		add("ReplicationController", o)
+	}
+	for _, o := range c.Jobs {
+		add("Job", o)
+	}
+	for _, o := range c.StatefulSets {
+		add("StatefulSet", o)
+	}
+	for _, o := range c.DaemonSets {
+		add("DaemonSet", o)
+	}
+	return out
 }
 
 // node is the rule set's verdict on a node's pods, in name order: the
@@ -116,6 +149,9 @@ func autoscalerDecides(p *v1.Pod, c *ruleContext) (fate, string) {
 	if longTerminating(p, c.now) {
 		return stays, "" // LongTerminating: skipped
 	}
+	if reason := c.controllerMissing(p); reason != "" {
+		return blocks, reason
+	}
 	if ref := metav1.GetControllerOf(p); (ref != nil && ref.Kind == "DaemonSet") || p.Annotations[DaemonSetPodAnnotation] == "true" {
 		return stays, ""
 	}
@@ -151,6 +187,52 @@ func autoscalerDecides(p *v1.Pod, c *ruleContext) (fate, string) {
 		return blocks, reason
 	}
 	return moves, ""
+}
+
+// controllerMissing is cluster-autoscaler's ReplicaCount rule (on with
+// --skip-nodes-with-custom-controller-pods, its default; with
+// --min-replica-count 0): a pod whose ReplicationController, ReplicaSet,
+// Job, StatefulSet or DaemonSet the cluster does not hold keeps its node,
+// with its message (the listers' NotFound error after "err:"). An input
+// that holds no controller of the kind at all (pods alone, as kubectl get
+// pods writes them) is taken to come from a cluster that holds them, as
+// Budgets takes it: the rule reads only kinds the input holds.
+func (c *ruleContext) controllerMissing(p *v1.Pod) string {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil || c.owners == nil {
+		return ""
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return ""
+	}
+	key := p.Namespace + "/" + p.Name
+	has := func(kind string) bool { return !c.owners[kind] || c.owners[kind+"/"+p.Namespace+"/"+ref.Name] }
+	notFound := func(resource string) string { return fmt.Sprintf("%s %q not found", resource, ref.Name) }
+	why := " (cluster-autoscaler finds no such controller in the cluster: --skip-nodes-with-custom-controller-pods)"
+	switch {
+	case ref.Kind == "ReplicationController":
+		if !has("ReplicationController") {
+			return fmt.Sprintf("replication controller for %s is not available, err: %s", key, notFound("replicationcontroller")) + why
+		}
+	case ref.Kind == "DaemonSet" || p.Annotations[DaemonSetPodAnnotation] == "true":
+		if gv.Group == "apps" && ref.Kind == "DaemonSet" && !has("DaemonSet") {
+			return fmt.Sprintf("daemonset for %s is not present, err: %s", key, notFound("daemonset.apps")) + why
+		}
+	case ref.Kind == "Job":
+		if !has("Job") {
+			return fmt.Sprintf("job for %s is not available: err: %s", key, notFound("job.batch")) + why
+		}
+	case ref.Kind == "ReplicaSet":
+		if !has("ReplicaSet") {
+			return fmt.Sprintf("replication controller for %s is not available, err: %s", key, notFound("replicaset.apps")) + why
+		}
+	case ref.Kind == "StatefulSet" && gv.Group == "apps":
+		if !has("StatefulSet") {
+			return fmt.Sprintf("statefulset for %s is not available: err: %s", key, notFound("statefulset.apps")) + why
+		}
+	}
+	return ""
 }
 
 // karpenterDecides: Karpenter's. A pod is rescheduled when active (or a

@@ -77,12 +77,23 @@ func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
 		name          string
 		pod           *v1.Pod
 		pdbs          []*policyv1.PodDisruptionBudget
+		owners        map[string]bool
 		ca, karpenter fate
 		// why are what each one's reason says when the pod keeps the node.
 		caWhy, karpenterWhy string
 	}{
 		{name: "a ReplicaSet's pod moves under both",
 			pod: owned(web("w1").Obj(), "ReplicaSet"), ca: moves, karpenter: moves},
+		{name: "a pod whose ReplicaSet the cluster lacks keeps its node for cluster-autoscaler",
+			pod: owned(web("w1").Obj(), "ReplicaSet"), owners: map[string]bool{"ReplicaSet": true, "ReplicaSet/default/other": true},
+			ca: blocks, caWhy: `replication controller for default/w1 is not available, err: replicaset.apps "owner" not found`, karpenter: moves},
+		{name: "a pod whose ReplicaSet the cluster holds moves",
+			pod: owned(web("w1").Obj(), "ReplicaSet"), owners: map[string]bool{"ReplicaSet": true, "ReplicaSet/default/owner": true}, ca: moves, karpenter: moves},
+		{name: "a pod whose Job the cluster lacks keeps its node for cluster-autoscaler",
+			pod: owned(web("j1").Obj(), "Job"), owners: map[string]bool{"Job": true},
+			ca: blocks, caWhy: `job for default/j1 is not available: err: job.batch "owner" not found`, karpenter: moves},
+		{name: "a pod of a kind of controller the input holds none of is taken to have it",
+			pod: owned(web("w1").Obj(), "StatefulSet"), owners: map[string]bool{"ReplicaSet": true}, ca: moves, karpenter: moves},
 		{name: "a pod without a controller keeps its node for cluster-autoscaler and moves for Karpenter",
 			pod: web("bare").Obj(), ca: blocks, caWhy: "default/bare is not replicated", karpenter: moves},
 		{name: "a pod without a controller annotated safe-to-evict true moves under both",
@@ -164,7 +175,7 @@ func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
 				want  fate
 				why   string
 			}{{RulesClusterAutoscaler, tt.ca, tt.caWhy}, {RulesKarpenter, tt.karpenter, tt.karpenterWhy}} {
-				rc := &ruleContext{rules: r.rules, budgets: budgets, now: now, count: func() []int32 { return cluster.HealthyPods(pods, budgets) }}
+				rc := &ruleContext{rules: r.rules, budgets: budgets, now: now, owners: tt.owners, count: func() []int32 { return cluster.HealthyPods(pods, budgets) }}
 				got, why := r.rules.decide(tt.pod, rc)
 				if got != r.want || !strings.Contains(why, r.why) {
 					t.Errorf("%s: fate %d (%q), want %d (%q)", r.rules, got, why, r.want, r.why)
