@@ -238,3 +238,24 @@ func TestConsolidateReadsTheClusterFromStandardInput(t *testing.T) {
 		t.Errorf("consolidate -f - answered\n%s\nwith the file\n%s", out.String(), fromFile)
 	}
 }
+
+func TestConsolidateRefusesANodePriceThatIsNotAPrice(t *testing.T) {
+	priced := func(price string) string {
+		n := st.MakeNode().Name("n1").Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "4", v1.ResourceMemory: "8Gi", v1.ResourcePods: "10"}).Obj()
+		n.Annotations = map[string]string{"simulation.kubesched.io/hourly-cost": price}
+		return writeObjects(t, "priced.yaml", n)
+	}
+	for _, tc := range []struct{ name, price, want string }{
+		{name: "a price with a currency sign is refused, naming the file, the node and the annotation", price: "$0.38",
+			want: `document 1 (Node n1): metadata.annotations[simulation.kubesched.io/hourly-cost]: Invalid value: "$0.38"`},
+		{name: "a negative price is refused", price: "-1", want: `Invalid value: "-1": want a decimal price per hour, 0 or more`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := priced(tc.price)
+			code, _, errOut := run(t, "consolidate", "-f", file)
+			if code == 0 || !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, file) {
+				t.Errorf("exit %d, stderr %q; want non-zero, the file and %q", code, errOut, tc.want)
+			}
+		})
+	}
+}

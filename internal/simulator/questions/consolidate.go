@@ -3,13 +3,17 @@ package questions
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 )
 
@@ -95,6 +99,9 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	}
 	c, err := load()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPrices(c); err != nil {
 		return nil, err
 	}
 	w, err := newWorld(c)
@@ -273,6 +280,24 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	res.HourlySaving = roundCents(res.HourlySaving)
 	sort.SliceStable(res.Keep, func(i, j int) bool { return res.Keep[i].Node < res.Keep[j].Node })
 	return res, nil
+}
+
+// checkPrices refuses a node whose price annotation is not a price,
+// naming where it was read: counted as 0, it would make the saving a
+// guess.
+func checkPrices(c *cluster.Cluster) error {
+	for _, n := range c.Nodes {
+		v, ok := n.Annotations[HourlyCostAnnotation]
+		if !ok {
+			continue
+		}
+		cost, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || cost < 0 || math.IsInf(cost, 0) || math.IsNaN(cost) {
+			return loading.SourceError(c.NodeSources[n.Name], "Node "+n.Name,
+				fmt.Errorf("metadata.annotations[%s]: Invalid value: %q: want a decimal price per hour, 0 or more", HourlyCostAnnotation, v))
+		}
+	}
+	return nil
 }
 
 // notAllRunning names the first pod a drain left without its place (one
