@@ -15,6 +15,7 @@ import (
 	fwkruntime "github.com/kubesched/kubesched/internal/framework/runtime"
 	"github.com/kubesched/kubesched/internal/gcpace"
 	simcluster "github.com/kubesched/kubesched/internal/simulator/cluster"
+	"github.com/kubesched/kubesched/internal/simulator/loading"
 	"github.com/kubesched/kubesched/internal/simulator/questions"
 	"github.com/kubesched/kubesched/internal/simulator/report"
 )
@@ -22,7 +23,7 @@ import (
 func newConsolidateCommand(s streams, registry fwkruntime.Registry) *cobra.Command {
 	opts := options.NewOptions()
 	maxDrains := 0
-	var show, rules string
+	var show, rules, cpuProfile, nodeTypes string
 	cmd := &cobra.Command{
 		Use:   "consolidate -f CLUSTER_PATH [--config FILE] [-o table|json]",
 		Short: "Which nodes can be removed with every pod still running, and what keeps the others",
@@ -69,6 +70,11 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 			if err != nil {
 				return err
 			}
+			stopProfile, err := startProfile(cpuProfile, "")
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			cc, err := Setup(opts, registry)
 			if err != nil {
 				return err
@@ -78,8 +84,18 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 				return err
 			}
 			priced := pricedNodes(q.cluster) // before Consolidate simulates it
+			var types []questions.NodeType
+			if nodeTypes != "" {
+				tc, err := loading.LoadFrom([]string{nodeTypes}, s.in)
+				if err != nil {
+					return fmt.Errorf("--node-types: %w", err)
+				}
+				if types, err = questions.NodeTypes(tc, nodeTypes, 1); err != nil {
+					return fmt.Errorf("--node-types: %w", err)
+				}
+			}
 			set, stop := stepProgress(s, q.progress, false)
-			res, err := questions.Consolidate(cmd.Context(), q.load, q.newWorld, questions.ConsolidateOptions{MaxDrains: maxDrains, Rules: ruleSet}, func(i, n int, node string) {
+			res, err := questions.Consolidate(cmd.Context(), q.load, q.newWorld, questions.ConsolidateOptions{MaxDrains: maxDrains, Rules: ruleSet, NodeTypes: types}, func(i, n int, node string) {
 				set(fmt.Sprintf("draining node %d of %d (%s)", i+1, n, node))
 			})
 			stop()
@@ -92,15 +108,27 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 			if len(res.Remove) == 0 {
 				fmt.Fprintln(s.out, "No node can be removed with every pod still running.")
 			} else {
-				saving := fmt.Sprintf("saving %g per hour", res.HourlySaving)
+				removal := res.HourlySaving
+				for _, r := range res.Replace {
+					removal -= r.HourlySaving
+				}
+				removal = questions.RoundCents(removal)
+				saving := fmt.Sprintf("saving %g per hour", removal)
 				switch {
 				case !slices.ContainsFunc(res.Remove, func(n string) bool { return priced[n] }):
 					saving = "saving an unknown cost (none of them has a " + questions.HourlyCostAnnotation + " annotation)"
 				case len(res.Unpriced) > 0:
-					saving = fmt.Sprintf("saving at least %g per hour (%d of them have no %s annotation and count 0)", res.HourlySaving, len(res.Unpriced), questions.HourlyCostAnnotation)
+					saving = fmt.Sprintf("saving at least %g per hour (%d of them have no %s annotation and count 0)", removal, len(res.Unpriced), questions.HourlyCostAnnotation)
 				}
 				fmt.Fprintf(s.out, "Remove %d node(s), in this order, %s; every pod still runs (checked by simulation):\n\n", len(res.Remove), saving)
 				writeRemoved(s, res.Remove, q.cluster, priced, shown)
+			}
+			if len(res.Replace) > 0 {
+				fmt.Fprintf(s.out, "\nReplace, after the removals, each new node joining before its nodes are drained (checked by simulation, the new node's DaemonSet pods included):\n\n")
+				for _, r := range res.Replace {
+					fmt.Fprintf(s.out, "  %s\n", r)
+				}
+				fmt.Fprintf(s.out, "\nSaving %g per hour in all.\n", res.HourlySaving)
 			}
 			if len(res.Keep) > 0 {
 				fmt.Fprintf(s.out, "\nKeep %d node(s):\n\n", len(res.Keep))
@@ -115,6 +143,8 @@ the cluster: one whose pods use DRA claims or bind volumes).`,
 	fss.FlagSet("input and output").StringVar(&show, "show", "", "What the table lists (-o table): summary (the nodes removed counted by instance type and zone, with the first 20 in order; the nodes kept, one row per reason with how many nodes it keeps and one of them) or all (every node). Default: all up to 50 nodes removed or kept, summary past them.")
 	fss.FlagSet("input and output").StringVar(&rules, "rules", string(questions.RulesClusterAutoscaler), "The rule set the drains follow: cluster-autoscaler (its drainability rules with its default flags) or karpenter (its disruption rules). The README says how they differ.")
 	fss.FlagSet("input and output").IntVar(&maxDrains, "max-drains", -1, "Simulate at most this many drains; the nodes left are kept untried. 0: no limit; -1, the default: every node up to 3,872 nodes, past them 15,000,000 / nodes (3,000 at 5,000 nodes, 1,000 at 15,000).")
+	fss.FlagSet("input and output").StringVar(&nodeTypes, "node-types", "", "A file of Node manifests, each a node type with its price ("+questions.HourlyCostAnnotation+") and zones ("+questions.ZonesAnnotation+"), as capacity --node-types reads them: after the removals, sets of kept nodes are replaced by one new node of a type strictly cheaper than the set, as Karpenter's consolidation replaces them.")
+	fss.FlagSet("debugging").StringVar(&cpuProfile, "cpuprofile", "", "Write a CPU profile of the whole command to this file.")
 	addFlagSets(cmd, fss)
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -257,5 +258,32 @@ func TestConsolidateRefusesANodePriceThatIsNotAPrice(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want non-zero, the file and %q", code, errOut, tc.want)
 			}
 		})
+	}
+}
+
+func TestConsolidateSaysWhichNodesACheaperOneReplaces(t *testing.T) {
+	node := func(name, cpu, price string) *v1.Node {
+		n := st.MakeNode().Name(name).Capacity(map[v1.ResourceName]string{v1.ResourceCPU: cpu, v1.ResourceMemory: "16Gi", v1.ResourcePods: "20"}).Obj()
+		n.Annotations = map[string]string{"simulation.kubesched.io/hourly-cost": price}
+		return n
+	}
+	pod := func(name, node string) *v1.Pod {
+		p := st.MakePod().Name(name).Node(node).Container(map[v1.ResourceName]string{v1.ResourceCPU: "3"}).Obj()
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
+		return p
+	}
+	cluster := writeObjects(t, "cluster.yaml", node("a", "4", "1"), node("b", "4", "1"), pod("pa", "a"), pod("pb", "b"))
+	nodeTypes := writeObjects(t, "types.yaml", node("big", "8", "1.5"))
+	code, out, errOut := run(t, "consolidate", "-f", cluster, "--node-types", nodeTypes)
+	for _, want := range []string{
+		"No node can be removed with every pod still running.",
+		"Replace, after the removals, each new node joining before its nodes are drained",
+		"2 node(s) ([a b]) by one big at 1.5 per hour, saving 0.5 per hour",
+		"Saving 0.5 per hour in all.",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d, output lacks %q:\n%s%s", code, want, out, errOut)
+		}
 	}
 }

@@ -17,9 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	v1helper "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/dump"
 )
 
@@ -489,27 +486,9 @@ func (e *controllers) daemonSet(ds *appsv1.DaemonSet, source string) {
 	for _, p := range e.active("DaemonSet", &ds.ObjectMeta, wl) {
 		has[DaemonPodNode(p)] = true
 	}
-	tmpl := ds.Spec.Template.DeepCopy()
-	addDaemonTolerations(&tmpl.Spec)
-	tmpl.Labels = withLabel(tmpl.Labels, appsv1.ControllerRevisionHashLabelKey, computeHash(&ds.Spec.Template, ds.Status.CollisionCount))
-	// The label carries the template generation the API server keeps in
-	// an annotation (1 on creation).
-	generation := ds.Annotations[daemonSetGenerationAnnotation]
-	if generation == "" {
-		generation = strconv.FormatInt(max(ds.Generation, 1), 10)
-	}
-	tmpl.Labels[daemonSetTemplateLabel] = generation
-	required := nodeaffinity.NewRequiredNodeAffinity(tmpl.Spec.NodeSelector, tmpl.Spec.Affinity)
+	tmpl, required := daemonTemplate(ds)
 	for _, n := range e.c.Nodes {
-		if has[n.Name] || (tmpl.Spec.NodeName != "" && tmpl.Spec.NodeName != n.Name) {
-			continue
-		}
-		if ok, _ := required.Match(n); !ok {
-			continue
-		}
-		if _, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, tmpl.Spec.Tolerations, func(t *v1.Taint) bool {
-			return t.Effect == v1.TaintEffectNoExecute || t.Effect == v1.TaintEffectNoSchedule
-		}, false); untolerated {
+		if has[n.Name] || !daemonRunsOn(tmpl, required, n) {
 			continue
 		}
 		p := podFromTemplate(tmpl, &ds.ObjectMeta, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,10 @@ type ConsolidateResult struct {
 	// Unpriced are the nodes of Remove without a price: HourlySaving
 	// leaves them out.
 	Unpriced []string `json:"unpriced,omitempty"`
+	// Replace are the replacements of kept nodes by cheaper new ones
+	// (with ConsolidateOptions.NodeTypes), done after the removals; their
+	// savings are in HourlySaving.
+	Replace []Replacement `json:"replace,omitempty"`
 	// Keep are the other nodes, each with the pod that keeps it and why.
 	Keep []KeptNode `json:"keep"`
 }
@@ -65,6 +70,9 @@ type ConsolidateOptions struct {
 	// Now is the time the rules read (terminating pods, do-not-disrupt
 	// durations); zero is the wall clock's.
 	Now time.Time
+	// NodeTypes, when given, are the types a set of kept nodes may be
+	// replaced by (one new node cheaper than the set).
+	NodeTypes []NodeType
 }
 
 // Consolidate answers which nodes can be removed with every pod still
@@ -247,34 +255,70 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	// checked as it will run: from the settled cluster, all its nodes
 	// drained together. When that leaves a pod without its place, the
 	// longest start of the plan that holds is kept.
-	if len(res.Remove) > together {
-		moveOf := make(map[string][]*v1.Pod, len(candidates))
-		for _, cand := range candidates {
-			moveOf[cand.node] = cand.move
-		}
-		planMoves := make([][]*v1.Pod, len(res.Remove))
+	moveOf := make(map[string][]*v1.Pod, len(candidates))
+	for _, cand := range candidates {
+		moveOf[cand.node] = cand.move
+	}
+	planMoves := func() [][]*v1.Pod {
+		out := make([][]*v1.Pod, len(res.Remove))
 		for i, n := range res.Remove {
-			planMoves[i] = moveOf[n]
+			out[i] = moveOf[n]
 		}
+		return out
+	}
+	// plan is a drainer in the state the plan leaves: the live one when
+	// it holds the plan as drained together, else made below.
+	plan := d
+	if len(res.Remove) > together {
 		settled.Nodes = settledNodes
 		v, err := newDrainer(ctx, newWorld, settled, basePending)
 		if err != nil {
 			return nil, err
 		}
-		holds, pod, reason, err := v.longestHolding(res.Remove, planMoves, together)
+		holds, pod, reason, err := v.longestHolding(res.Remove, planMoves(), together)
 		if err != nil {
 			return nil, err
 		}
 		if holds < len(res.Remove) {
-			plan := res.Remove
+			cut := res.Remove
 			res.Remove, res.HourlySaving, res.Unpriced = []string{}, 0, nil
-			for _, n := range plan[:holds] {
+			for _, n := range cut[:holds] {
 				removed(n)
 			}
-			for _, n := range plan[holds:] {
+			for _, n := range cut[holds:] {
 				res.Keep = append(res.Keep, KeptNode{Node: n, Pod: pod,
 					Reason: fmt.Sprintf("drains on the cluster the drains before it left, but not with the plan's %d nodes before it cordoned together: %s", holds, reason)})
 			}
+		}
+		plan = nil
+		if len(o.NodeTypes) > 0 {
+			if pod, _, err := v.drainAll(res.Remove, planMoves(), true); err != nil {
+				return nil, err
+			} else if pod == "" {
+				plan = v
+			}
+		}
+	}
+	if len(o.NodeTypes) > 0 && plan != nil {
+		gone := map[string]bool{}
+		for _, n := range res.Remove {
+			gone[n] = true
+		}
+		var rest []string
+		for _, cand := range candidates {
+			if !gone[cand.node] {
+				rest = append(rest, cand.node)
+			}
+		}
+		budget := -1
+		if maxDrains > 0 {
+			budget = max(maxDrains-drains, 0)
+		}
+		rc.count = func() []int32 { return cluster.HealthyPods(plan.pods(), budgets) }
+		rc.healthy = nil
+		r := &replacer{d: plan, rc: rc, types: slices.Clone(o.NodeTypes), full: w.Cluster, price: price, budget: budget}
+		if err := r.replace(rest, res); err != nil {
+			return nil, err
 		}
 	}
 	res.HourlySaving = roundCents(res.HourlySaving)

@@ -98,6 +98,13 @@ func (d *drainer) drain(node string, move []*v1.Pod) (pod, reason string, err er
 // move. With keep false the drain is undone even when every pod runs (a
 // trial).
 func (d *drainer) drainAll(names []string, moves [][]*v1.Pod, keep bool) (pod, reason string, err error) {
+	return d.drainWith(names, moves, nil, nil, keep)
+}
+
+// drainWith is drainAll with a new node added (nil: none) and the pods
+// its DaemonSets run there, agents, which must schedule too: a
+// replacement.
+func (d *drainer) drainWith(names []string, moves [][]*v1.Pod, add *v1.Node, agents []*v1.Pod, keep bool) (pod, reason string, err error) {
 	nodes := d.nodes
 	gone := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -112,8 +119,14 @@ func (d *drainer) drainAll(names []string, moves [][]*v1.Pod, keep bool) (pod, r
 		}
 	}
 	d.nodes = slices.DeleteFunc(slices.Clone(nodes), func(n *v1.Node) bool { return gone[n.Name] })
+	if add != nil {
+		if err := d.w.Store.AddNode(add); err != nil {
+			return "", "", err
+		}
+		d.nodes = append(d.nodes, add)
+	}
 	d.w.Cluster.Nodes = d.nodes
-	var copies []*v1.Pod
+	copies := slices.Clone(agents) // the new node's agents first
 	removed := 0
 	for i, node := range names {
 		for _, p := range d.podsOn[node] {
@@ -152,12 +165,15 @@ func (d *drainer) drainAll(names []string, moves [][]*v1.Pod, keep bool) (pod, r
 	if len(names) > 1 {
 		drained = fmt.Sprintf("the %d nodes", len(names))
 	}
+	if add != nil {
+		drained += " replaced by " + add.Name
+	}
 	pod, reason = notAllRunning(d.w.PodResultsFor(touched), d.basePending, drained)
 	if pod != "" || !keep {
 		d.nodes = nodes
 		return pod, reason, d.undo(j, nodes, order, others > 0)
 	}
-	if others > 0 {
+	if others > 0 || add != nil {
 		// Count every node again.
 		all := slices.Clone(d.pods())
 		slices.SortFunc(all, memory.ComparePods)

@@ -1,0 +1,151 @@
+package questions
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kubesched/kubesched/internal/simulator/cluster"
+)
+
+// Replacement is a set of nodes replaced by one new, cheaper node: the
+// new node joins, then the set is cordoned and drained, its pods placed
+// on the new node and the others.
+type Replacement struct {
+	// Nodes are the nodes replaced.
+	Nodes []string `json:"nodes"`
+	// Type and Zone are the new node's type (a node of --node-types) and
+	// zone; Node its name in the simulation.
+	Type       string  `json:"type"`
+	Zone       string  `json:"zone,omitempty"`
+	Node       string  `json:"node"`
+	HourlyCost float64 `json:"hourlyCost"`
+	// HourlySaving is what the replaced nodes cost less the new node.
+	HourlySaving float64 `json:"hourlySaving"`
+}
+
+// replaceTrials bounds the prefixes one replacement round tries.
+const replaceTrials = 12
+
+// replacer looks for replacements, as Karpenter's consolidation does
+// (computeConsolidation's Replace decision): the candidates' pods placed
+// together on the nodes left and exactly one new node, of a type whose
+// price is strictly below the candidates' together, the cheapest type
+// that places them all chosen. Each round finds by bisection the longest
+// run of candidates, in order, that one new node replaces (Karpenter's
+// multi-node consolidation tries runs of 2 to 100 nodes, its single-node
+// one each node alone: a run of 1 here), then does it.
+type replacer struct {
+	d      *drainer
+	rc     *ruleContext
+	types  []NodeType // cheapest first
+	full   *cluster.Cluster
+	price  map[string]float64
+	budget int // simulations left, negative: no bound
+}
+
+// tryRun tries to replace cands[:k]: the cheapest type, cheaper than
+// them, whose one new node takes their pods with the nodes left. It
+// keeps the replacement when keep is set.
+func (r *replacer) tryRun(cands []string, k int, keep bool) (*Replacement, error) {
+	names := cands[:k]
+	moves := make([][]*v1.Pod, k)
+	total := 0.0
+	for i, n := range names {
+		move, pod, _ := r.rc.node(r.d.podsOn[n])
+		if pod != nil {
+			return nil, nil // a pod that came since keeps it
+		}
+		moves[i] = move
+		total += r.price[n]
+	}
+	for _, t := range r.types {
+		if t.Cost >= total || r.budget == 0 {
+			break
+		}
+		r.budget--
+		tmpl := t.Node.DeepCopy()
+		if t.Zone != "" {
+			tmpl.Name = t.Type + "-" + t.Zone
+		}
+		add := NodeCopies(tmpl, 1, r.d.w.Cluster)[0]
+		agents := cluster.DaemonPods(r.full, add)
+		pod, _, err := r.d.drainWith(names, moves, add, agents, keep)
+		if err != nil {
+			return nil, err
+		}
+		if pod == "" {
+			return &Replacement{Nodes: slices.Clone(names), Type: t.Type, Zone: t.Zone, Node: add.Name,
+				HourlyCost: t.Cost, HourlySaving: roundCents(total - t.Cost)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// round finds the longest run of 2 or more of cands that one new node
+// replaces and does it, as Karpenter's multi-node consolidation; failing
+// that, the first candidate one new node replaces alone, as its
+// single-node one (nil when none is).
+func (r *replacer) round(cands []string) (*Replacement, error) {
+	lo, hi, best := 2, len(cands), 0
+	for tried := 0; lo <= hi && tried < replaceTrials && r.budget != 0; tried++ {
+		mid := (lo + hi) / 2
+		rep, err := r.tryRun(cands, mid, false)
+		if err != nil {
+			return nil, err
+		}
+		if rep != nil {
+			best, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best > 0 {
+		return r.tryRun(cands, best, true)
+	}
+	for i := range cands {
+		if r.budget == 0 {
+			break
+		}
+		rep, err := r.tryRun(cands[i:], 1, true)
+		if rep != nil || err != nil {
+			return rep, err
+		}
+	}
+	return nil, nil
+}
+
+// replace runs rounds on the candidates left (in order) until none
+// replaces any, and answers them in res: each replaced node leaves Keep.
+func (r *replacer) replace(cands []string, res *ConsolidateResult) error {
+	sort.SliceStable(r.types, func(i, j int) bool { return r.types[i].Cost < r.types[j].Cost })
+	for len(cands) > 0 && r.budget != 0 {
+		rep, err := r.round(cands)
+		if err != nil {
+			return err
+		}
+		if rep == nil {
+			return nil
+		}
+		res.Replace = append(res.Replace, *rep)
+		res.HourlySaving += rep.HourlySaving
+		gone := map[string]bool{}
+		for _, n := range rep.Nodes {
+			gone[n] = true
+		}
+		res.Keep = slices.DeleteFunc(res.Keep, func(k KeptNode) bool { return gone[k.Node] })
+		cands = slices.DeleteFunc(cands, func(n string) bool { return gone[n] })
+	}
+	return nil
+}
+
+// String is the replacement as the table says it.
+func (r Replacement) String() string {
+	zone := ""
+	if r.Zone != "" {
+		zone = " in " + r.Zone
+	}
+	return fmt.Sprintf("%d node(s) (%v) by one %s%s at %g per hour, saving %g per hour", len(r.Nodes), r.Nodes, r.Type, zone, r.HourlyCost, r.HourlySaving)
+}
