@@ -19,11 +19,13 @@ import (
 
 // StartKubelets plays the kubelets of a cluster whose pods a scheduler
 // binds (it binds nothing itself): every 100 ms, until the test ends, each
-// pod bound to a node that exists is reported Running and Ready, and each
-// pod being deleted is deleted with grace 0 (its containers stopped, as
-// a kubelet confirms a deletion). The pods of a node that is gone are
-// left to DeleteNode (the pod garbage collector's part).
-func StartKubelets(t testing.TB, c kubernetes.Interface) {
+// pod bound to a node that exists is reported Running and Ready once
+// startup has passed since it was first seen bound (its containers
+// starting), and each pod being deleted is deleted with grace 0 (its
+// containers stopped, as a kubelet confirms a deletion). The pods of a
+// node that is gone are left to DeleteNode (the pod garbage collector's
+// part).
+func StartKubelets(t testing.TB, c kubernetes.Interface, startup time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -32,8 +34,9 @@ func StartKubelets(t testing.TB, c kubernetes.Interface) {
 		defer wg.Done()
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
+		bound := map[types.UID]time.Time{}
 		for {
-			if err := kubeletPass(ctx, c); err != nil && ctx.Err() == nil {
+			if err := kubeletPass(ctx, c, startup, bound); err != nil && ctx.Err() == nil {
 				t.Logf("fake kubelets: %v", err)
 			}
 			select {
@@ -49,9 +52,10 @@ func StartKubelets(t testing.TB, c kubernetes.Interface) {
 	})
 }
 
-// kubeletPass does one round over every pod; the first error is returned
-// (a pod changed meanwhile is seen again at the next pass).
-func kubeletPass(ctx context.Context, c kubernetes.Interface) error {
+// kubeletPass does one round over every pod; bound holds when each pod
+// was first seen bound. The first error is returned (a pod changed
+// meanwhile is seen again at the next pass).
+func kubeletPass(ctx context.Context, c kubernetes.Interface, startup time.Duration, bound map[types.UID]time.Time) error {
 	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
@@ -65,8 +69,14 @@ func kubeletPass(ctx context.Context, c kubernetes.Interface) error {
 		return err
 	}
 	var first error
+	now := time.Now()
+	seen := map[types.UID]bool{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		seen[p.UID] = true
+		if _, ok := bound[p.UID]; !ok && p.Spec.NodeName != "" {
+			bound[p.UID] = now
+		}
 		switch {
 		case p.DeletionTimestamp != nil:
 			// Once: a pod a finalizer holds (a Job's) stays until its
@@ -80,11 +90,14 @@ func kubeletPass(ctx context.Context, c kubernetes.Interface) error {
 				err = nil
 			}
 		case p.Spec.NodeName != "" && exists[p.Spec.NodeName] && !RunningAndReady(p) && p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed:
-			now := metav1.Now()
-			p.Status.Phase, p.Status.StartTime = v1.PodRunning, &now
+			if now.Sub(bound[p.UID]) < startup {
+				continue
+			}
+			at := metav1.NewTime(now)
+			p.Status.Phase, p.Status.StartTime = v1.PodRunning, &at
 			p.Status.Conditions = nil
 			for _, ct := range []v1.PodConditionType{v1.PodScheduled, v1.PodInitialized, v1.ContainersReady, v1.PodReady} {
-				p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: ct, Status: v1.ConditionTrue, LastTransitionTime: now})
+				p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: ct, Status: v1.ConditionTrue, LastTransitionTime: at})
 			}
 			_, err = c.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
@@ -95,6 +108,11 @@ func kubeletPass(ctx context.Context, c kubernetes.Interface) error {
 			first = fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		err = nil
+	}
+	for uid := range bound {
+		if !seen[uid] {
+			delete(bound, uid)
+		}
 	}
 	return first
 }
