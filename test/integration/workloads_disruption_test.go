@@ -220,7 +220,7 @@ func (k *fakeKubelets) pass() ([]v1.Pod, error) {
 			load[node]++
 			err = k.c.CoreV1().Pods(k.ns).Bind(ctx, &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: k.ns},
 				Target: v1.ObjectReference{Kind: "Node", Name: node}}, metav1.CreateOptions{})
-		case exists[p.Spec.NodeName] && !runningAndReady(p):
+		case exists[p.Spec.NodeName] && !framework.RunningAndReady(p):
 			now := metav1.Now()
 			p.Status.Phase, p.Status.StartTime = v1.PodRunning, &now
 			p.Status.Conditions = nil
@@ -273,18 +273,6 @@ func (k *fakeKubelets) place(p *v1.Pod, schedulable []string, load map[string]in
 	return best
 }
 
-func runningAndReady(p *v1.Pod) bool {
-	if p.Status.Phase != v1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1.PodReady {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // settle runs passes until the pods of each workload (workloadOf) are
 // want's counts, none being deleted and, with running, every one bound,
 // Running and Ready.
@@ -301,7 +289,7 @@ func (k *fakeKubelets) settle(running bool, want map[string]int) {
 		for i := range pods {
 			p := &pods[i]
 			got[workloadOf(k.t, k.c, p)]++
-			if p.DeletionTimestamp != nil || (running && !runningAndReady(p)) {
+			if p.DeletionTimestamp != nil || (running && !framework.RunningAndReady(p)) {
 				done = false
 			}
 		}
