@@ -2,6 +2,7 @@ package questions_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -190,6 +191,38 @@ func TestConsolidatePlansHoldWithEveryNodeOfThePlanCordonedFromTheStart(t *testi
 	for _, k := range res.Keep {
 		if k.Node == "b" && !strings.Contains(k.Reason, "not with the plan's 1 nodes before it cordoned together") {
 			t.Errorf("b kept for %q, want the plan's cordoned nodes named", k.Reason)
+		}
+	}
+}
+
+// TestConsolidateCountsPodSlotsBeforeItSimulates: nodes of 3 pod slots,
+// each holding 2 small pods: a drain's pods have the CPU elsewhere but
+// not the slots, which the cheap check says without a simulation.
+func TestConsolidateCountsPodSlotsBeforeItSimulates(t *testing.T) {
+	var objs []runtime.Object
+	for i := range 2 {
+		name := "n" + string(rune('1'+i))
+		n := node(name, "1")
+		n.Status.Allocatable[v1.ResourcePods] = resource.MustParse("3")
+		n.Status.Capacity[v1.ResourcePods] = resource.MustParse("3")
+		objs = append(objs, n)
+		for j := range 2 {
+			p := webPods("100m").Name(fmt.Sprintf("p-%s-%d", name, j)).Node(name).Obj()
+			yes := true
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "web", Controller: &yes}}
+			objs = append(objs, p)
+		}
+	}
+	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Remove) != 0 || len(res.Keep) != 2 {
+		t.Fatalf("removes %v, keeps %+v; want both kept", res.Remove, res.Keep)
+	}
+	for _, k := range res.Keep {
+		if !strings.Contains(k.Reason, "its 2 pods need as many pod slots; the other nodes have 1 free") {
+			t.Errorf("node %s kept for %q, want the pod slots", k.Node, k.Reason)
 		}
 	}
 }

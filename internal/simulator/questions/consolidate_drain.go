@@ -424,14 +424,15 @@ func newRoomBook(nodes []*v1.Node, pods []*v1.Pod) *roomBook {
 	b := &roomBook{requests: map[*v1.Pod]framework.Resource{}, alloc: map[string]framework.Resource{}, used: map[string]framework.Resource{}}
 	for _, n := range nodes {
 		if !n.Spec.Unschedulable {
-			b.alloc[n.Name] = framework.Resource{MilliCPU: n.Status.Allocatable.Cpu().MilliValue(), Memory: n.Status.Allocatable.Memory().Value()}
+			b.alloc[n.Name] = allocatableOf(n)
 		}
 	}
 	for _, p := range pods {
-		if _, ok := b.alloc[p.Spec.NodeName]; ok {
+		if _, ok := b.alloc[p.Spec.NodeName]; ok && !terminal(p) {
 			r, u := b.request(p), b.used[p.Spec.NodeName]
 			u.MilliCPU += r.MilliCPU
 			u.Memory += r.Memory
+			u.AllowedPodNumber++
 			b.used[p.Spec.NodeName] = u
 		}
 	}
@@ -439,8 +440,15 @@ func newRoomBook(nodes []*v1.Node, pods []*v1.Pod) *roomBook {
 		f := b.free(n)
 		b.total.MilliCPU += f.MilliCPU
 		b.total.Memory += f.Memory
+		b.total.AllowedPodNumber += f.AllowedPodNumber
 	}
 	return b
+}
+
+// allocatableOf is the CPU, memory and pod slots a node has for pods.
+func allocatableOf(n *v1.Node) framework.Resource {
+	return framework.Resource{MilliCPU: n.Status.Allocatable.Cpu().MilliValue(), Memory: n.Status.Allocatable.Memory().Value(),
+		AllowedPodNumber: n.Status.Allocatable.Pods().Value()}
 }
 
 func (b *roomBook) request(p *v1.Pod) framework.Resource {
@@ -456,7 +464,8 @@ func (b *roomBook) request(p *v1.Pod) framework.Resource {
 // free is a node's free room (none on a node that is not schedulable).
 func (b *roomBook) free(node string) framework.Resource {
 	a, u := b.alloc[node], b.used[node]
-	return framework.Resource{MilliCPU: max(0, a.MilliCPU-u.MilliCPU), Memory: max(0, a.Memory-u.Memory)}
+	return framework.Resource{MilliCPU: max(0, a.MilliCPU-u.MilliCPU), Memory: max(0, a.Memory-u.Memory),
+		AllowedPodNumber: max(0, a.AllowedPodNumber-u.AllowedPodNumber)}
 }
 
 // dropNode takes a removed node's room out.
@@ -464,6 +473,7 @@ func (b *roomBook) dropNode(node string) {
 	f := b.free(node)
 	b.total.MilliCPU -= f.MilliCPU
 	b.total.Memory -= f.Memory
+	b.total.AllowedPodNumber -= f.AllowedPodNumber
 	delete(b.alloc, node)
 	delete(b.used, node)
 }
@@ -477,32 +487,52 @@ func (b *roomBook) add(p *v1.Pod) {
 	was, r, u := b.free(n), b.request(p), b.used[n]
 	u.MilliCPU += r.MilliCPU
 	u.Memory += r.Memory
+	u.AllowedPodNumber++
 	b.used[n] = u
 	now := b.free(n)
 	b.total.MilliCPU += now.MilliCPU - was.MilliCPU
 	b.total.Memory += now.Memory - was.Memory
+	b.total.AllowedPodNumber += now.AllowedPodNumber - was.AllowedPodNumber
 }
 
 // noRoomElsewhere says why the evicted pods of node cannot all fit on
-// the other schedulable nodes, by their CPU and memory requests against
-// the room those nodes have free; "" when they might.
+// the other schedulable nodes, by their CPU and memory requests and
+// their number against the room and pod slots those nodes have free;
+// "" when they might.
 func (b *roomBook) noRoomElsewhere(node string, evicted []*v1.Pod) string {
 	if len(evicted) == 0 {
 		return ""
 	}
+	return b.noRoomFor([]string{node}, [][]*v1.Pod{evicted}, framework.Resource{})
+}
+
+// noRoomFor is noRoomElsewhere for the pods of several nodes drained
+// together, extra (a new node's room) added to the others'.
+func (b *roomBook) noRoomFor(nodes []string, moves [][]*v1.Pod, extra framework.Resource) string {
 	var need framework.Resource
-	for _, p := range evicted {
-		r := b.request(p)
-		need.MilliCPU += r.MilliCPU
-		need.Memory += r.Memory
+	free := b.total
+	free.MilliCPU += extra.MilliCPU
+	free.Memory += extra.Memory
+	free.AllowedPodNumber += extra.AllowedPodNumber
+	for i, node := range nodes {
+		for _, p := range moves[i] {
+			r := b.request(p)
+			need.MilliCPU += r.MilliCPU
+			need.Memory += r.Memory
+			need.AllowedPodNumber++
+		}
+		own := b.free(node)
+		free.MilliCPU -= own.MilliCPU
+		free.Memory -= own.Memory
+		free.AllowedPodNumber -= own.AllowedPodNumber
 	}
-	own := b.free(node)
-	free := framework.Resource{MilliCPU: b.total.MilliCPU - own.MilliCPU, Memory: b.total.Memory - own.Memory}
 	switch {
 	case need.MilliCPU > free.MilliCPU:
 		return fmt.Sprintf("its pods request %dm CPU; the other nodes have %dm free", need.MilliCPU, free.MilliCPU)
 	case need.Memory > free.Memory:
 		return fmt.Sprintf("its pods request %d bytes of memory; the other nodes have %d free", need.Memory, free.Memory)
+	case need.AllowedPodNumber > free.AllowedPodNumber:
+		return fmt.Sprintf("its %d pods need as many pod slots; the other nodes have %d free", need.AllowedPodNumber, free.AllowedPodNumber)
 	}
 	return ""
 }

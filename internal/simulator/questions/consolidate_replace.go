@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 )
@@ -72,6 +73,20 @@ func (r *replacer) tryRun(cands []string, k int, keep bool) (*Replacement, error
 		}
 		add := NodeCopies(tmpl, 1, r.d.w.Cluster)[0]
 		agents := cluster.DaemonPods(r.full, add)
+		// Room the new node leaves for the pods once its agents run: a
+		// run whose pods cannot fit it and the others' free room is
+		// skipped without a simulation.
+		room := allocatableOf(add)
+		for _, a := range agents {
+			req := resourcehelper.PodRequests(a, resourcehelper.PodResourcesOptions{})
+			room.MilliCPU -= req.Cpu().MilliValue()
+			room.Memory -= req.Memory().Value()
+			room.AllowedPodNumber--
+		}
+		if r.d.room.noRoomFor(names, moves, room) != "" {
+			r.budget++ // no simulation spent
+			continue
+		}
 		pod, _, err := r.d.drainWith(names, moves, add, agents, keep)
 		if err != nil {
 			return nil, err
