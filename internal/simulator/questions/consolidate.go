@@ -182,6 +182,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	}
 	rc.count = func() []int32 { return cluster.HealthyPods(d.pods(), budgets) }
 	rc.healthy = nil
+	d.stall = stallOf(budgets, d)
 	drains := 0
 	removed := func(node string) {
 		res.Remove = append(res.Remove, node)
@@ -199,16 +200,65 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	// together, by bisection as Karpenter's multi-node consolidation
 	// finds it (firstNConsolidationOption): every node of the run
 	// cordoned, all their pods placed at once.
-	together, tried, err := d.longestTogether(names, moves, maxDrains)
-	if err != nil {
-		return nil, err
-	}
-	drains += tried
-	for i := range together {
-		if started != nil {
-			started(i, len(candidates), names[i])
+	// A small question is answered by the exact search: the subset that
+	// saves the most and drains together.
+	together := 0
+	exact := false
+	if len(candidates) <= exactCandidates {
+		budget := exactSims
+		if maxDrains > 0 {
+			budget = min(budget, maxDrains)
 		}
-		removed(names[i])
+		best, tried, complete, err := d.bestSubset(names, moves, price, budget)
+		if err != nil {
+			return nil, err
+		}
+		drains += tried
+		if complete {
+			exact = true
+			// The subset's nodes first, in the candidates' order; the
+			// others after it, as the search below tries them.
+			in := make([]bool, len(candidates))
+			for _, i := range best {
+				in[i] = true
+			}
+			order := make([]candidate, 0, len(candidates))
+			for i, cand := range candidates {
+				if in[i] {
+					order = append(order, cand)
+				}
+			}
+			for i, cand := range candidates {
+				if !in[i] {
+					order = append(order, cand)
+				}
+			}
+			candidates = order
+			for i, cand := range candidates {
+				names[i], moves[i] = cand.node, cand.move
+			}
+			together = len(best)
+			for i := range together {
+				if started != nil {
+					started(i, len(candidates), names[i])
+				}
+				removed(names[i])
+			}
+		}
+	}
+	if !exact {
+		t, tried, err := d.longestTogether(names, moves, maxDrains)
+		if err != nil {
+			return nil, err
+		}
+		drains += tried
+		together = t
+		for i := range together {
+			if started != nil {
+				started(i, len(candidates), names[i])
+			}
+			removed(names[i])
+		}
 	}
 	// Then each other candidate alone, on the cluster the drains before
 	// it left.
@@ -275,6 +325,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 		if err != nil {
 			return nil, err
 		}
+		v.stall = stallOf(budgets, v)
 		holds, pod, reason, err := v.longestHolding(res.Remove, planMoves(), together)
 		if err != nil {
 			return nil, err
@@ -324,6 +375,49 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	res.HourlySaving = roundCents(res.HourlySaving)
 	sort.SliceStable(res.Keep, func(i, j int) bool { return res.Keep[i].Node < res.Keep[j].Node })
 	return res, nil
+}
+
+// stallOf is the drainer's stall check: a drain evicting more pods of a
+// budget than it allows, whose replacements wait, pending while the nodes
+// are cordoned, as many as it allows: its evictions past them are
+// refused until a replacement runs, and those wait for the nodes'
+// deletion, which waits for the drain. The budget's healthy pods before
+// the drain are those running now and the replacements waiting.
+func stallOf(budgets []*cluster.Budget, d *drainer) func(names []string, moves [][]*v1.Pod, waiting []*v1.Pod) string {
+	if len(budgets) == 0 {
+		return nil
+	}
+	return func(names []string, moves [][]*v1.Pod, waiting []*v1.Pod) string {
+		var healthy []int32
+		for _, b := range budgets {
+			evicted, waits := int32(0), int32(0)
+			for _, m := range moves {
+				for _, p := range m {
+					if b.Selects(p) {
+						evicted++
+					}
+				}
+			}
+			for _, p := range waiting {
+				if b.Selects(p) {
+					waits++
+				}
+			}
+			if waits == 0 {
+				continue
+			}
+			if healthy == nil {
+				healthy = cluster.HealthyPods(d.pods(), budgets)
+			}
+			i := slices.Index(budgets, b)
+			allowed := b.Allowed(healthy[i] + waits)
+			if evicted > allowed && waits >= allowed {
+				return fmt.Sprintf("the drain may stall: PodDisruptionBudget %s/%s allows %d disruption(s), the drain evicts %d of its pods, and %d replacement(s) wait for the nodes' deletion (a topology spread or affinity counts the cordoned nodes) while the budget refuses the next eviction",
+					b.PDB.Namespace, b.PDB.Name, allowed, evicted, waits)
+			}
+		}
+		return ""
+	}
 }
 
 // checkPrices refuses a node whose price annotation is not a price,

@@ -163,8 +163,53 @@ func TestConsolidateDrainsTwoPodsOfABudgetThatAllowsOne(t *testing.T) {
 // on c and z-a on d: one at a time, a and b both go. With b cordoned
 // from the start, z-a goes to c, the least allocated of the nodes left,
 // and a-b then fits nowhere: the plan that removes both would stall on
-// b's drain, so only a goes, and b is kept saying why.
+// b's drain. Nine full nodes, each pod pinned to its own, make it a
+// question too large for the exact search (which finds a, c and d), so
+// the search one node at a time answers and the whole plan's check cuts
+// it to a, b kept saying why.
 func TestConsolidatePlansHoldWithEveryNodeOfThePlanCordonedFromTheStart(t *testing.T) {
+	sized := func(name, cpu, price string) *v1.Node {
+		n := node(name, price)
+		n.Status.Capacity[v1.ResourceCPU] = resource.MustParse(cpu)
+		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse(cpu)
+		n.Labels = map[string]string{"kubernetes.io/hostname": name}
+		return n
+	}
+	pod := func(name, node, cpu string) *v1.Pod {
+		p := st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{"cpu": cpu}).Obj()
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
+		return p
+	}
+	objs := []runtime.Object{
+		sized("a", "4", "3"), sized("b", "16", "2"), sized("c", "4", "1"), sized("d", "4", "1"),
+		pod("z-a", "a", "2"), pod("a-b", "b", "3"), pod("c1", "c", "1"), pod("d1", "d", "2"),
+	}
+	for i := range 9 {
+		name := fmt.Sprintf("full-%d", i)
+		p := pod("pinned-"+name, name, "4")
+		p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": name}
+		objs = append(objs, sized(name, "4", "0.5"), p)
+	}
+	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Remove, []string{"a"}) {
+		t.Errorf("removes %v, want [a]; keeps %+v", res.Remove, res.Keep)
+	}
+	for _, k := range res.Keep {
+		if k.Node == "b" && !strings.Contains(k.Reason, "not with the plan's 1 nodes before it cordoned together") {
+			t.Errorf("b kept for %q, want the plan's cordoned nodes named", k.Reason)
+		}
+	}
+}
+
+// TestConsolidateAnswersASmallQuestionWithTheSubsetThatSavesTheMost:
+// the cluster above without the full nodes: one node at a time a goes
+// and then nothing else does, 3/h; the exact search drains a, c and d
+// together (their pods all fit b), 5/h.
+func TestConsolidateAnswersASmallQuestionWithTheSubsetThatSavesTheMost(t *testing.T) {
 	sized := func(name, cpu, price string) *v1.Node {
 		n := node(name, price)
 		n.Status.Capacity[v1.ResourceCPU] = resource.MustParse(cpu)
@@ -185,13 +230,8 @@ func TestConsolidatePlansHoldWithEveryNodeOfThePlanCordonedFromTheStart(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(res.Remove, []string{"a"}) {
-		t.Errorf("removes %v, want [a]; keeps %+v", res.Remove, res.Keep)
-	}
-	for _, k := range res.Keep {
-		if k.Node == "b" && !strings.Contains(k.Reason, "not with the plan's 1 nodes before it cordoned together") {
-			t.Errorf("b kept for %q, want the plan's cordoned nodes named", k.Reason)
-		}
+	if !slices.Equal(res.Remove, []string{"a", "c", "d"}) || res.HourlySaving != 5 {
+		t.Errorf("removes %v saving %g, want [a c d] saving 5; keeps %+v", res.Remove, res.HourlySaving, res.Keep)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubesched/kubesched/internal/cache"
 	"github.com/kubesched/kubesched/internal/cluster/memory"
+	"github.com/kubesched/kubesched/internal/queue"
 	"github.com/kubesched/kubesched/internal/simulator"
 	"github.com/kubesched/kubesched/internal/simulator/cluster"
 	"github.com/kubesched/kubesched/internal/simulator/report"
@@ -45,6 +46,10 @@ type drainer struct {
 	room   *roomBook
 	// buf is pods' buffer, used again by each call.
 	buf []*v1.Pod
+	// stall says why a drain of names evicting moves may stall with the
+	// replacements waiting left pending while the nodes are cordoned, ""
+	// when it does not (nil: never).
+	stall func(names []string, moves [][]*v1.Pod, waiting []*v1.Pod) string
 }
 
 func newDrainer(ctx context.Context, newWorld func(*cluster.Cluster) (*simulator.World, error), settled *cluster.Cluster, basePending map[string]bool) (*drainer, error) {
@@ -113,12 +118,20 @@ func (d *drainer) drainWith(names []string, moves [][]*v1.Pod, add *v1.Node, age
 	removals, evictions, listed := d.w.Store.Removals(), len(d.w.Store.Evicted), len(d.w.Pending)
 	order := d.w.Scheduler.Cache.NodeOrder()
 	d.w.Store.StartJournal()
-	for _, n := range names {
-		if err := d.w.Store.DeleteNode(n); err != nil {
-			return "", "", err
+	// The nodes are cordoned while their pods are evicted, and deleted
+	// once the drain is done: a replacement may wait for the deletion (a
+	// topology spread counts a cordoned node as a domain).
+	d.nodes = slices.Clone(nodes)
+	for i, n := range d.nodes {
+		if gone[n.Name] {
+			cp := n.DeepCopy()
+			cp.Spec.Unschedulable = true
+			if err := d.w.Store.UpdateNode(cp); err != nil {
+				return "", "", err
+			}
+			d.nodes[i] = cp
 		}
 	}
-	d.nodes = slices.DeleteFunc(slices.Clone(nodes), func(n *v1.Node) bool { return gone[n.Name] })
 	if add != nil {
 		if err := d.w.Store.AddNode(add); err != nil {
 			return "", "", err
@@ -151,16 +164,10 @@ func (d *drainer) drainWith(names []string, moves [][]*v1.Pod, add *v1.Node, age
 	d.w.Store.Flush() // the scheduler hears of the changes before it runs
 	d.w.RenewLimit()
 	err = d.w.Run(d.ctx)
-	j := d.w.Store.StopJournal()
 	if err != nil {
+		d.w.Store.StopJournal()
 		return "", "", err
 	}
-	// Pods that left but the nodes' and the victims: pods that finished.
-	others := d.w.Store.Removals() - removals - uint64(removed) - uint64(len(d.w.Store.Evicted)-evictions)
-	// Before the drain every pod ran (a drain that left one without its
-	// place was undone): only the copies, the pods created meanwhile and
-	// the pods they preempted can have changed.
-	touched := append(copies, d.w.Pending[listed:]...)
 	drained := "the node"
 	if len(names) > 1 {
 		drained = fmt.Sprintf("the %d nodes", len(names))
@@ -168,7 +175,47 @@ func (d *drainer) drainWith(names []string, moves [][]*v1.Pod, add *v1.Node, age
 	if add != nil {
 		drained += " replaced by " + add.Name
 	}
-	pod, reason = notAllRunning(d.w.PodResultsFor(touched), d.basePending, drained)
+	// Replacements left pending while the nodes are cordoned wait for
+	// their deletion, unless a budget stalls the drain first.
+	waiting, preempted := d.waiting(copies, listed)
+	if len(waiting) > 0 && !preempted && d.stall != nil {
+		if why := d.stall(names, moves, waiting); why != "" {
+			pod, reason = cluster.PodKey(waiting[0]), "with "+drained+" cordoned, "+why
+		}
+	}
+	if pod == "" {
+		for _, n := range names {
+			if err := d.w.Store.DeleteNode(n); err != nil {
+				d.w.Store.StopJournal()
+				return "", "", err
+			}
+		}
+		d.nodes = slices.DeleteFunc(d.nodes, func(n *v1.Node) bool { return gone[n.Name] })
+		d.w.Cluster.Nodes = d.nodes
+		d.w.Store.Flush()
+		if len(waiting) > 0 {
+			// A deletion is not an event that requeues a pod its
+			// filters rejected: the scheduler retries it when it has
+			// waited 5 minutes.
+			d.w.Advance(d.w.Clock.Now().Add(queue.DefaultPodMaxInUnschedulablePodsDuration))
+			d.w.Scheduler.Queue.FlushUnschedulablePodsLeftover()
+			d.w.RenewLimit()
+			if err := d.w.Run(d.ctx); err != nil {
+				d.w.Store.StopJournal()
+				return "", "", err
+			}
+		}
+	}
+	j := d.w.Store.StopJournal()
+	// Pods that left but the nodes' and the victims: pods that finished.
+	others := d.w.Store.Removals() - removals - uint64(removed) - uint64(len(d.w.Store.Evicted)-evictions)
+	// Before the drain every pod ran (a drain that left one without its
+	// place was undone): only the copies, the pods created meanwhile and
+	// the pods they preempted can have changed.
+	touched := append(copies, d.w.Pending[listed:]...)
+	if pod == "" {
+		pod, reason = notAllRunning(d.w.PodResultsFor(touched), d.basePending, drained)
+	}
 	if pod != "" || !keep {
 		d.nodes = nodes
 		return pod, reason, d.undo(j, nodes, order, others > 0)
@@ -195,6 +242,28 @@ func (d *drainer) drainWith(names []string, moves [][]*v1.Pod, add *v1.Node, age
 		d.room.add(cur)
 	}
 	return "", "", nil
+}
+
+// waiting are the drain's copies left pending (not those pending before
+// the drains), and whether a pod was preempted.
+func (d *drainer) waiting(copies []*v1.Pod, listed int) ([]*v1.Pod, bool) {
+	touched := append(slices.Clone(copies), d.w.Pending[listed:]...)
+	byKey := make(map[string]*v1.Pod, len(touched))
+	for _, p := range touched {
+		byKey[p.Namespace+"/"+p.Name] = p
+	}
+	var out []*v1.Pod
+	preempted := false
+	for _, r := range d.w.PodResultsFor(touched) {
+		key := r.Namespace + "/" + r.Name
+		switch {
+		case r.Status == report.StatusPreempted:
+			preempted = true
+		case r.Status == report.StatusUnschedulable && !d.basePending[key] && byKey[key] != nil:
+			out = append(out, byKey[key])
+		}
+	}
+	return out, preempted
 }
 
 // longestTrials bounds longestTogether's trials: log2 of a million
@@ -505,6 +574,9 @@ func (b *roomBook) noRoomElsewhere(node string, evicted []*v1.Pod) string {
 	}
 	return b.noRoomFor([]string{node}, [][]*v1.Pod{evicted}, framework.Resource{})
 }
+
+// zeroRoom is no extra room.
+var zeroRoom framework.Resource
 
 // noRoomFor is noRoomElsewhere for the pods of several nodes drained
 // together, extra (a new node's room) added to the others'.
