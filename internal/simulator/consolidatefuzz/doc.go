@@ -8,30 +8,38 @@
 //   - gen.go: a seeded generator of small cases: 2 to 7 priced nodes of
 //     1 or 2 sizes in 1 to 3 zones, running pods bound to them (owned by
 //     Deployments through their ReplicaSets, ReplicaSets, StatefulSets,
-//     Jobs; bare pods, kube-system pods, mirror pods, pods with an
-//     emptyDir, pods annotated safe-to-evict or do-not-disrupt), zone and
-//     hostname constraints (node selectors, hostname anti-affinity,
-//     topology spread), DaemonSets, PodDisruptionBudgets of every form,
-//     sometimes a pod left pending, and the rule set
-//     (cluster-autoscaler's or Karpenter's) drawn per case.
+//     Jobs; bare pods, kube-system pods, mirror pods, pods whose
+//     ReplicaSet is gone, pods with an emptyDir, pods annotated
+//     safe-to-evict or do-not-disrupt), zone and hostname constraints
+//     (node selectors, hostname anti-affinity, topology spreads),
+//     DaemonSets, PodDisruptionBudgets of every form, sometimes a pod
+//     left pending, and the rule set (cluster-autoscaler's or
+//     Karpenter's) drawn per case.
 //   - rules.go, budgets.go: the judge's own reading of the README's table
 //     of which pods move, go with their node or keep it, and its own count
 //     of the budgets, as kube-controller-manager v1.37's disruption
 //     controller counts them (getExpectedPodCount, countHealthyPods): no
-//     code of questions' rules is called.
+//     code of questions' rules is called, so that the fuzzer checks them
+//     rather than repeats them.
 //   - judge.go: a set of nodes to remove is feasible when none of its
-//     nodes holds a pod that keeps it, every pod a budget guards that the
-//     rules read leaves it a disruption, and, simulated with the set's
-//     nodes cordoned and its moving pods pending again (their
-//     controllers' replacements), every replacement is placed and
-//     nothing is preempted; the pods pending before are left aside.
+//     nodes holds a pod that keeps it, every pod a budget guards (when the
+//     rules read its budgets) leaves it a disruption, and the
+//     replacements of its moving pods are all placed, nothing preempted:
+//     simulated with the set's nodes cordoned, as a plan cordons them
+//     before its first drain, the pods pending before the drains left
+//     aside. A replacement that a topology spread keeps pending only while
+//     the nodes are cordoned (their domains still counted) is placed once
+//     they are deleted: the set is feasible, unless a budget then stalls
+//     the drain (-strict-cordon refuses every such set).
 //   - optimum.go: every subset of the nodes (128 at most), the feasible
-//     one with the largest saving found by simulating them from the
-//     largest saving down.
+//     one with the largest saving found by judging them from the largest
+//     saving down.
 //   - run.go, stats.go: a case's outcome, and the statistics of a run with
-//     the seeds of its defects and worst cases.
+//     the seeds of its defects, of its plans below the optimum and of
+//     those whose replacements wait for their nodes' deletion.
 //
 // TestConsolidateAgainstTheOptimum runs a few cases from a fixed seed in
-// `make test` and fails on an infeasible plan or an error; `make
-// fuzz-consolidate` runs 1,000 and enforces the optimality targets too.
+// `make test` and fails on an infeasible plan, a misreported saving or an
+// error; `make fuzz-consolidate` runs 1,000 and enforces the optimality
+// targets too.
 package consolidatefuzz
