@@ -140,6 +140,10 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	res := &ConsolidateResult{Rules: o.Rules, Remove: []string{}, Keep: []KeptNode{}}
 	price := map[string]float64{}
 	podsOn := byNode(settled.Pods)
+	origin := make(map[string]string, len(settled.Pods)) // pod -> node, before the drains
+	for _, p := range settled.Pods {
+		origin[cluster.PodKey(p)] = p.Spec.NodeName
+	}
 	rc := &ruleContext{rules: o.Rules, budgets: budgets, now: o.Now, owners: Owners(w.Cluster), count: func() []int32 { return cluster.HealthyPods(settled.Pods, budgets) }}
 	type candidate struct {
 		node string
@@ -370,6 +374,14 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 		r := &replacer{d: plan, rc: rc, types: slices.Clone(o.NodeTypes), full: w.Cluster, price: price, budget: budget}
 		if err := r.replace(rest, res); err != nil {
 			return nil, err
+		}
+	}
+	// A reason may name a pod an earlier drain of the plan moved to the
+	// node kept: in the cluster, that pod runs elsewhere until then, and
+	// its replacement gets a new name (a StatefulSet's keeps it).
+	for i, k := range res.Keep {
+		if from := origin[k.Pod]; from != "" && from != k.Node {
+			res.Keep[i].Reason += fmt.Sprintf(" (the pod runs on %s now: the plan's drain of %s moves it here)", from, from)
 		}
 	}
 	res.HourlySaving = roundCents(res.HourlySaving)

@@ -266,3 +266,32 @@ func TestConsolidateCountsPodSlotsBeforeItSimulates(t *testing.T) {
 		}
 	}
 }
+
+// TestConsolidateSaysWhereAMovedPodRunsNow: a's 2-CPU pod moves to b
+// when a goes; b is then kept because that pod fits nowhere else (c and
+// d have 1.5 CPU free each). The reason names the pod, which runs on a
+// until the plan drains it.
+func TestConsolidateSaysWhereAMovedPodRunsNow(t *testing.T) {
+	pod := func(name, node, cpu string) *v1.Pod {
+		p := st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{"cpu": cpu}).Obj()
+		yes := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
+		return p
+	}
+	objs := []runtime.Object{node("a", "2"), node("b", "1"), node("c", "1"), node("d", "1"),
+		pod("x-a", "a", "2"), pod("b1", "b", "1"), pod("c1", "c", "2500m"), pod("d1", "d", "2500m")}
+	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Remove, []string{"a"}) {
+		t.Fatalf("removes %v, want [a]; keeps %+v", res.Remove, res.Keep)
+	}
+	i := slices.IndexFunc(res.Keep, func(k questions.KeptNode) bool { return k.Node == "b" })
+	if i < 0 {
+		t.Fatalf("b is not kept: %+v", res.Keep)
+	}
+	if k := res.Keep[i]; k.Pod != "default/x-a" || !strings.HasSuffix(k.Reason, "(the pod runs on a now: the plan's drain of a moves it here)") {
+		t.Errorf("b kept by %s for %q, want x-a and where it runs now", k.Pod, k.Reason)
+	}
+}
