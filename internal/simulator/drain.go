@@ -28,7 +28,7 @@ type drain struct {
 
 // Drain evicts the pods of a (cordoned) node through the eviction API's
 // rules, as kubectl drain --ignore-daemonsets --delete-emptydir-data
-// --force does: a DaemonSet's pods stay; a pod is evicted when the
+// --force does: a DaemonSet's pods and mirror pods stay; a pod is evicted when the
 // eviction API allows it (cluster.EvictionRefused: its one
 // PodDisruptionBudget, counted as the disruption controller counts it,
 // allows one more disruption); a refused
@@ -54,7 +54,9 @@ func (w *World) evictFrom(d drain) (evicted, left bool) {
 	var on []*v1.Pod
 	all := w.Store.Pods()
 	for _, p := range all {
-		if p.Spec.NodeName == d.node && !cluster.IsDaemonSetPod(p) {
+		// kubectl drain leaves DaemonSet and mirror pods (the API
+		// server cannot delete a mirror pod for good).
+		if _, mirror := p.Annotations[v1.MirrorPodAnnotationKey]; p.Spec.NodeName == d.node && !cluster.IsDaemonSetPod(p) && !mirror {
 			on = append(on, p)
 		}
 	}

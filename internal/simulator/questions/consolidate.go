@@ -342,7 +342,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 			}
 			for _, n := range cut[holds:] {
 				res.Keep = append(res.Keep, KeptNode{Node: n, Pod: pod,
-					Reason: fmt.Sprintf("drains on the cluster the drains before it left, but not with the plan's %d nodes before it cordoned together: %s", holds, reason)})
+					Reason: fmt.Sprintf(cutReason+", but not with the plan's %d nodes before it cordoned together: %s", holds, reason)})
 			}
 		}
 		plan = nil
@@ -379,8 +379,12 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	// A reason may name a pod an earlier drain of the plan moved to the
 	// node kept: in the cluster, that pod runs elsewhere until then, and
 	// its replacement gets a new name (a StatefulSet's keeps it).
+	drained := make(map[string]bool, len(res.Remove))
+	for _, n := range res.Remove {
+		drained[n] = true
+	}
 	for i, k := range res.Keep {
-		if from := origin[k.Pod]; from != "" && from != k.Node {
+		if from := origin[k.Pod]; drained[from] && from != k.Node && !strings.HasPrefix(k.Reason, cutReason) {
 			res.Keep[i].Reason += fmt.Sprintf(" (the pod runs on %s now: the plan's drain of %s moves it here)", from, from)
 		}
 	}
@@ -388,6 +392,9 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 	sort.SliceStable(res.Keep, func(i, j int) bool { return res.Keep[i].Node < res.Keep[j].Node })
 	return res, nil
 }
+
+// cutReason starts the reason of a node the whole plan's check cut.
+const cutReason = "drains on the cluster the drains before it left"
 
 // stallOf is the drainer's stall check: a drain evicting more pods of a
 // budget than it allows, whose replacements wait, pending while the nodes

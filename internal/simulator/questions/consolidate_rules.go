@@ -26,7 +26,7 @@ const (
 	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
 	// MirrorPodAnnotation marks a static pod's mirror (the kubelet's
 	// kubernetes.io/config.mirror).
-	MirrorPodAnnotation = "kubernetes.io/config.mirror"
+	MirrorPodAnnotation = v1.MirrorPodAnnotationKey
 )
 
 // Rules is a rule set: which pods a drain moves, which go with their
@@ -118,6 +118,16 @@ func Owners(c *cluster.Cluster) map[string]bool {
 func (c *ruleContext) node(pods []*v1.Pod) (move []*v1.Pod, keeps *v1.Pod, reason string) {
 	pods = slices.Clone(pods)
 	slices.SortFunc(pods, func(a, b *v1.Pod) int { return strings.Compare(cluster.PodKey(a), cluster.PodKey(b)) })
+	if c.rules == RulesKarpenter {
+		// ValidatePodsDisruptable reads do-not-disrupt on every pod
+		// before any budget.
+		for _, p := range pods {
+			if !terminal(p) && p.DeletionTimestamp == nil && doNotDisruptActive(p, c.now) {
+				_, why := karpenterDecides(p, c)
+				return nil, p, why
+			}
+		}
+	}
 	for _, p := range pods {
 		switch f, why := c.rules.decide(p, c); f {
 		case blocks:
@@ -138,11 +148,22 @@ func (r Rules) decide(p *v1.Pod, c *ruleContext) (fate, string) {
 	return autoscalerDecides(p, c)
 }
 
+// systemPodTimeout is cluster-autoscaler's
+// --blocking-system-pod-distruption-timeout default: a kube-system pod
+// without a budget created longer ago than this no longer keeps its
+// node.
+const systemPodTimeout = time.Hour
+
 // autoscalerDecides: cluster-autoscaler's rules.Default, in its order,
 // the first that decides winning (drainability.Rules.Drainable). The
 // reasons quote its messages.
 func autoscalerDecides(p *v1.Pod, c *ruleContext) (fate, string) {
 	key := cluster.PodKey(p)
+	if terminal(p) {
+		// Its pod lister (AllPodLister) drops finished pods before any
+		// rule reads them.
+		return stays, ""
+	}
 	if _, ok := p.Annotations[MirrorPodAnnotation]; ok {
 		return stays, "" // Mirror: skipped
 	}
@@ -159,9 +180,6 @@ func autoscalerDecides(p *v1.Pod, c *ruleContext) (fate, string) {
 	if safe == "true" {
 		return moves, "" // SafeToEvict: drained, no other rule read (PodDisruptionBudgets included)
 	}
-	if autoscalerTerminal(p) {
-		return stays, "" // Terminal: drained; it runs no more
-	}
 	if safe == "on-completion" {
 		return blocks, fmt.Sprintf("cluster-autoscaler waits for the pod to complete: it is annotated %s: \"on-completion\"", SafeToEvictAnnotation)
 	}
@@ -175,6 +193,11 @@ func autoscalerDecides(p *v1.Pod, c *ruleContext) (fate, string) {
 		return blocks, fmt.Sprintf("%s (its controller is a %s, not a ReplicationController, Job, ReplicaSet or StatefulSet: --skip-nodes-with-custom-controller-pods; annotate it %s: \"true\" to allow its eviction)", key+" is not replicated", ref.Kind, SafeToEvictAnnotation)
 	}
 	if p.Namespace == metav1.NamespaceSystem && !c.anyBudgetSelects(p) {
+		if !p.CreationTimestamp.IsZero() && c.now.After(p.CreationTimestamp.Add(systemPodTimeout)) {
+			// --blocking-system-pod-distruption-timeout: past it the
+			// pod is drained, no later rule read.
+			return moves, ""
+		}
 		return blocks, fmt.Sprintf("%s (--skip-nodes-with-system-pods; give it a PodDisruptionBudget or annotate it %s: \"true\" to allow its eviction)", "non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: "+p.Name, SafeToEvictAnnotation)
 	}
 	if safe == "false" {
@@ -252,7 +275,7 @@ func karpenterDecides(p *v1.Pod, c *ruleContext) (fate, string) {
 			return blocks, reason
 		}
 	}
-	statefulTerminating := p.DeletionTimestamp != nil && !terminal(p) && ownedBy(p, "apps/v1", "StatefulSet")
+	statefulTerminating := p.DeletionTimestamp != nil && ownedBy(p, "apps/v1", "StatefulSet")
 	if (active || statefulTerminating) && !daemon && !mirror {
 		return moves, ""
 	}
@@ -266,7 +289,7 @@ var disruptedTaint = v1.Taint{Key: "karpenter.sh/disrupted", Effect: v1.TaintEff
 // evicts it: it would come back).
 func toleratesDisrupted(p *v1.Pod) bool {
 	for i := range p.Spec.Tolerations {
-		if p.Spec.Tolerations[i].ToleratesTaint(klog.Background(), &disruptedTaint, false) {
+		if p.Spec.Tolerations[i].ToleratesTaint(klog.Background(), &disruptedTaint, true) {
 			return true
 		}
 	}
@@ -313,18 +336,6 @@ func longTerminating(p *v1.Pod, now time.Time) bool {
 		grace = *p.Spec.TerminationGracePeriodSeconds
 	}
 	return p.DeletionTimestamp.Add(time.Duration(grace)*time.Second + 30*time.Second).Before(now)
-}
-
-// autoscalerTerminal is cluster-autoscaler's IsPodTerminal: finished for
-// good by its restart policy.
-func autoscalerTerminal(p *v1.Pod) bool {
-	switch p.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
-		return terminal(p)
-	case v1.RestartPolicyOnFailure:
-		return p.Status.Phase == v1.PodSucceeded
-	}
-	return p.Status.Phase == v1.PodFailed
 }
 
 func terminal(p *v1.Pod) bool {
@@ -392,8 +403,10 @@ func (c *ruleContext) budgetRefuses(p *v1.Pod, msg string) string {
 	switch {
 	case len(names) == 0:
 		return ""
+	case len(names) > 1 && c.rules == RulesKarpenter:
+		return fmt.Sprintf("eviction does not support multiple PDBs (PodDisruptionBudget(s)=[%s])", strings.Join(names, " "))
 	case len(names) > 1:
-		return fmt.Sprintf("PodDisruptionBudgets %s all select the pod: the eviction API refuses it (\"This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.\")", strings.Join(names, ", "))
+		return fmt.Sprintf("PodDisruptionBudgets %s all select the pod: the eviction API refuses it (\"This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.\"); cluster-autoscaler would plan the drain and fail it", strings.Join(names, ", "))
 	}
 	b := c.budgets[at]
 	if pol := b.PDB.Spec.UnhealthyPodEvictionPolicy; c.rules == RulesKarpenter && pol != nil && *pol == "AlwaysAllow" && notReady(p) {
@@ -406,6 +419,9 @@ func (c *ruleContext) budgetRefuses(p *v1.Pod, msg string) string {
 		why := fmt.Sprintf("%d healthy, %d desired of %d expected", c.healthy[at], b.Desired, b.Expected)
 		if b.Failed != "" {
 			why = "the disruption controller cannot count it: " + b.Failed
+		}
+		if c.rules == RulesKarpenter {
+			return fmt.Sprintf("%s (PodDisruptionBudget=[%s]): it allows no disruption now (%s)", msg, names[0], why)
 		}
 		return fmt.Sprintf("%s (PodDisruptionBudget %s allows no disruption now: %s)", msg, names[0], why)
 	}

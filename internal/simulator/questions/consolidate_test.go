@@ -67,6 +67,10 @@ func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
 		p.Status.StartTime = &at
 		return p
 	}
+	created := func(p *v1.Pod, ago time.Duration) *v1.Pod {
+		p.CreationTimestamp = metav1.NewTime(now.Add(-ago))
+		return p
+	}
 	always := func(b *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
 		pol := policyv1.AlwaysAllow
 		b.Spec.UnhealthyPodEvictionPolicy = &pol
@@ -120,6 +124,16 @@ func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
 			pod: owned(volume(volume(web("cache"), emptyDir), hostPath).Annotation(SafeToEvictLocalVolumesAnnotation, "scratch").Obj(), "ReplicaSet"), ca: blocks, caWhy: `hostPath volume "logs"`, karpenter: moves},
 		{name: "a kube-system pod without a budget keeps its node for cluster-autoscaler only",
 			pod: owned(st.MakePod().Name("coredns").Namespace("kube-system").Node("n1").Obj(), "ReplicaSet"), ca: blocks, caWhy: "non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: coredns", karpenter: moves},
+		{name: "a kube-system pod without a budget created over an hour ago moves for cluster-autoscaler too, its local storage unread",
+			pod: created(owned(volume(st.MakePod().Name("coredns").Namespace("kube-system").Node("n1"), emptyDir).Obj(), "ReplicaSet"), 2*time.Hour), ca: moves, karpenter: moves},
+		{name: "a kube-system pod without a budget created under an hour ago keeps its node for cluster-autoscaler",
+			pod: created(owned(st.MakePod().Name("coredns").Namespace("kube-system").Node("n1").Obj(), "ReplicaSet"), 30*time.Minute), ca: blocks, caWhy: "non-pdb-assigned kube-system pod present: coredns", karpenter: moves},
+		{name: "a finished pod annotated safe-to-evict true goes with its node: cluster-autoscaler lists no finished pod",
+			pod: owned(web("done").Phase(v1.PodSucceeded).Annotation(SafeToEvictAnnotation, "true").Obj(), "ReplicaSet"), ca: stays, karpenter: stays},
+		{name: "a finished pod without a controller does not keep its node",
+			pod: web("done").Phase(v1.PodFailed).Obj(), ca: stays, karpenter: stays},
+		{name: "a StatefulSet's pod finished and terminating moves for Karpenter",
+			pod: deleted(owned(web("db-0").Phase(v1.PodSucceeded).Obj(), "StatefulSet"), time.Minute), ca: stays, karpenter: moves},
 		{name: "a kube-system pod whose budget allows a disruption moves",
 			pod: owned(st.MakePod().Name("coredns").Namespace("kube-system").Node("n1").Obj(), "ReplicaSet"),
 			pdbs: []*policyv1.PodDisruptionBudget{{ObjectMeta: metav1.ObjectMeta{Name: "dns", Namespace: "kube-system"},
@@ -144,7 +158,7 @@ func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
 			ca: blocks, caWhy: "not enough pod disruption budget to move default/w1", karpenter: blocks, karpenterWhy: "pdb prevents pod evictions"},
 		{name: "a budget with an empty selector guards every pod of its namespace",
 			pod: owned(web("w1").Obj(), "ReplicaSet"), pdbs: []*policyv1.PodDisruptionBudget{budget("all", &metav1.LabelSelector{}, nil, num(0))},
-			ca: blocks, caWhy: "PodDisruptionBudget default/all", karpenter: blocks, karpenterWhy: "PodDisruptionBudget default/all"},
+			ca: blocks, caWhy: "PodDisruptionBudget default/all", karpenter: blocks, karpenterWhy: "pdb prevents pod evictions (PodDisruptionBudget=[default/all])"},
 		{name: "a budget of another namespace guards nothing here",
 			pod: owned(web("w1").Obj(), "ReplicaSet"), pdbs: []*policyv1.PodDisruptionBudget{{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: "other"},
 				Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: num(0), Selector: &metav1.LabelSelector{}}}},
@@ -154,7 +168,7 @@ func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
 		{name: "a pod two budgets select keeps its node under both",
 			pod:  owned(web("w1").Obj(), "ReplicaSet"),
 			pdbs: []*policyv1.PodDisruptionBudget{budget("web", nil, num(1), nil), budget("all", &metav1.LabelSelector{}, num(1), nil)},
-			ca:   blocks, caWhy: "more than one PodDisruptionBudget", karpenter: blocks, karpenterWhy: "more than one PodDisruptionBudget"},
+			ca:   blocks, caWhy: "more than one PodDisruptionBudget", karpenter: blocks, karpenterWhy: "eviction does not support multiple PDBs (PodDisruptionBudget(s)=[default/web default/all])"},
 		{name: "an unready pod of an AlwaysAllow budget moves for Karpenter",
 			pod: notReadyPod(owned(web("w1").Obj(), "ReplicaSet")), pdbs: []*policyv1.PodDisruptionBudget{always(budget("web", nil, nil, num(0)))},
 			ca: blocks, caWhy: "not enough pod disruption budget", karpenter: moves},
@@ -182,6 +196,24 @@ func TestTheRuleSetsDecideEachPodAsTheirProjectsDo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKarpenterReadsDoNotDisruptOnEveryPodBeforeAnyBudget: a node whose
+// first pod (by name) a budget holds and whose second is annotated
+// do-not-disrupt is kept for the annotation, as ValidatePodsDisruptable
+// reads it on every pod first.
+func TestKarpenterReadsDoNotDisruptOnEveryPodBeforeAnyBudget(t *testing.T) {
+	a := owned(st.MakePod().Name("a").Label("app", "web").Node("n1").Obj(), "ReplicaSet")
+	b := owned(st.MakePod().Name("b").Node("n1").Annotation(DoNotDisruptAnnotation, "true").Obj(), "ReplicaSet")
+	c := cluster.New()
+	c.Others = []interface{}{budget("web", nil, nil, num(0))}
+	pods := []*v1.Pod{a, b}
+	budgets := c.Budgets(pods)
+	rc := &ruleContext{rules: RulesKarpenter, budgets: budgets, now: time.Now(), count: func() []int32 { return cluster.HealthyPods(pods, budgets) }}
+	_, keeps, why := rc.node(pods)
+	if keeps != b || !strings.Contains(why, `pod has "karpenter.sh/do-not-disrupt" annotation (Pod=default/b)`) {
+		t.Errorf("kept by %v for %q, want b's annotation", keeps, why)
 	}
 }
 

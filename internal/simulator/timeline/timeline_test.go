@@ -119,6 +119,16 @@ func TestAScenarioReplaysItsStepsOnVirtualTime(t *testing.T) {
 			},
 		},
 		{
+			name:  "a drain leaves a mirror pod on its node, as kubectl drain does",
+			objs:  []runtime.Object{simtest.Node("a"), st.MakePod().Name("etcd-a").Node("a").Annotation(v1.MirrorPodAnnotationKey, "hash").Req(cpu("1")).Obj()},
+			steps: []cluster.Step{{At: time.Minute, Name: "drain a", Drain: []string{"a"}}},
+			check: func(t *testing.T, w *simulator.World, r *report.Report, _ []report.TraceLine) {
+				if r.Summary.Deleted != 0 || r.Summary.Running != 1 {
+					t.Errorf("summary %+v; want etcd-a still running on a, nothing deleted", r.Summary)
+				}
+			},
+		},
+		{
 			name:  "a drain whose budget allows no eviction leaves the pods on the cordoned node",
 			objs:  []runtime.Object{simtest.Node("a"), st.MakeDeployment("web", 3, web), webBudget(3)},
 			steps: []cluster.Step{{At: time.Minute, Name: "add b, drain a", Create: []runtime.Object{simtest.Node("b")}, Drain: []string{"a"}}},
