@@ -173,6 +173,20 @@ func (w *World) Remove(p *v1.Pod, why Gone) {
 	w.book.gone[k] = why
 }
 
+// Restored forgets why the pods (namespace/name) left the world: an undo
+// of the store put them back. Their results are theirs again, and a
+// later eviction of one counts as a preemption.
+func (w *World) Restored(keys []string) {
+	for _, k := range keys {
+		if g, ok := w.book.gone[k]; ok {
+			if g.Status == report.StatusDeleted {
+				w.book.deletions--
+			}
+			delete(w.book.gone, k)
+		}
+	}
+}
+
 // reconcile runs the controllers and adds the pods they create; an
 // error stays in w.run.err, which the next step reports.
 func (w *World) reconcile() {

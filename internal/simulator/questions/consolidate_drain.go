@@ -342,6 +342,14 @@ func (d *drainer) undo(j *memory.Journal, nodes []*v1.Node, order cache.NodeOrde
 		if err := d.w.Store.Undo(j); err != nil {
 			return err
 		}
+		// The pods the drain removed are back: their results too.
+		var back []string
+		for k, old := range j.Pods {
+			if old != nil {
+				back = append(back, k)
+			}
+		}
+		d.w.Restored(back)
 		d.w.Store.Flush()
 		return d.w.Scheduler.Cache.RestoreNodeOrder(order)
 	}

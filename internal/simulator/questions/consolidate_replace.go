@@ -2,6 +2,7 @@ package questions
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -52,51 +53,132 @@ type replacer struct {
 // keeps the replacement when keep is set.
 func (r *replacer) tryRun(cands []string, k int, keep bool) (*Replacement, error) {
 	names := cands[:k]
-	moves := make([][]*v1.Pod, k)
-	total := 0.0
-	for i, n := range names {
-		move, pod, _ := r.rc.node(r.d.podsOn[n])
-		if pod != nil {
-			return nil, nil // a pod that came since keeps it
-		}
-		moves[i] = move
-		total += r.price[n]
+	moves, total, ok := r.movesOf(names)
+	if !ok {
+		return nil, nil
 	}
 	for _, t := range r.types {
 		if t.Cost >= total || r.budget == 0 {
 			break
 		}
-		r.budget--
-		tmpl := t.Node.DeepCopy()
-		if t.Zone != "" {
-			tmpl.Name = t.Type + "-" + t.Zone
-		}
-		add := NodeCopies(tmpl, 1, r.d.w.Cluster)[0]
-		agents := cluster.DaemonPods(r.full, add)
-		// Room the new node leaves for the pods once its agents run: a
-		// run whose pods cannot fit it and the others' free room is
-		// skipped without a simulation.
-		room := allocatableOf(add)
-		for _, a := range agents {
-			req := resourcehelper.PodRequests(a, resourcehelper.PodResourcesOptions{})
-			room.MilliCPU -= req.Cpu().MilliValue()
-			room.Memory -= req.Memory().Value()
-			room.AllowedPodNumber--
-		}
-		if r.d.room.noRoomFor(names, moves, room) != "" {
-			r.budget++ // no simulation spent
-			continue
-		}
-		pod, _, err := r.d.drainWith(names, moves, add, agents, keep)
-		if err != nil {
-			return nil, err
-		}
-		if pod == "" {
-			return &Replacement{Nodes: slices.Clone(names), Type: t.Type, Zone: t.Zone, Node: add.Name,
-				HourlyCost: t.Cost, HourlySaving: roundCents(total - t.Cost)}, nil
+		rep, err := r.tryType(names, moves, total, t, keep)
+		if rep != nil || err != nil {
+			return rep, err
 		}
 	}
 	return nil, nil
+}
+
+// movesOf are the pods of names that move and their price together;
+// false when a pod that came since keeps one of them.
+func (r *replacer) movesOf(names []string) ([][]*v1.Pod, float64, bool) {
+	moves := make([][]*v1.Pod, len(names))
+	total := 0.0
+	for i, n := range names {
+		move, pod, _ := r.rc.node(r.d.podsOn[n])
+		if pod != nil {
+			return nil, 0, false
+		}
+		moves[i] = move
+		total += r.price[n]
+	}
+	return moves, total, true
+}
+
+// tryType tries to replace names by one node of t.
+func (r *replacer) tryType(names []string, moves [][]*v1.Pod, total float64, t NodeType, keep bool) (*Replacement, error) {
+	tmpl := t.Node.DeepCopy()
+	if t.Zone != "" {
+		tmpl.Name = t.Type + "-" + t.Zone
+	}
+	add := NodeCopies(tmpl, 1, r.d.w.Cluster)[0]
+	agents := cluster.DaemonPods(r.full, add)
+	// Room the new node leaves for the pods once its agents run: a run
+	// whose pods cannot fit it and the others' free room is skipped
+	// without a simulation.
+	room := allocatableOf(add)
+	for _, a := range agents {
+		req := resourcehelper.PodRequests(a, resourcehelper.PodResourcesOptions{})
+		room.MilliCPU -= req.Cpu().MilliValue()
+		room.Memory -= req.Memory().Value()
+		room.AllowedPodNumber--
+	}
+	if r.d.room.noRoomFor(names, moves, room) != "" {
+		return nil, nil
+	}
+	r.budget--
+	pod, _, err := r.d.drainWith(names, moves, add, agents, keep)
+	if err != nil || pod != "" {
+		return nil, err
+	}
+	return &Replacement{Nodes: slices.Clone(names), Type: t.Type, Zone: t.Zone, Node: add.Name,
+		HourlyCost: t.Cost, HourlySaving: roundCents(total - t.Cost)}, nil
+}
+
+// exact is a small question's replacement: every subset of cands with
+// every type strictly cheaper than it, the most saving first (then fewer
+// nodes, then the candidates' order), the first that holds done (nil
+// when none does). complete says it tried every option it had to.
+func (r *replacer) exact(cands []string) (rep *Replacement, complete bool, err error) {
+	type option struct {
+		mask   uint32
+		t      int
+		saving float64
+	}
+	n := len(cands)
+	var opts []option
+	price := make([]float64, 1<<n)
+	for m := uint32(1); m < 1<<n; m++ {
+		for i := range n {
+			if m&(1<<i) != 0 {
+				price[m] += r.price[cands[i]]
+			}
+		}
+		for ti, t := range r.types {
+			if t.Cost < price[m] {
+				opts = append(opts, option{m, ti, price[m] - t.Cost})
+			}
+		}
+	}
+	sort.SliceStable(opts, func(a, b int) bool {
+		x, y := opts[a], opts[b]
+		if x.saving != y.saving {
+			return x.saving > y.saving
+		}
+		if bits.OnesCount32(x.mask) != bits.OnesCount32(y.mask) {
+			return bits.OnesCount32(x.mask) < bits.OnesCount32(y.mask)
+		}
+		return bits.Reverse32(x.mask) > bits.Reverse32(y.mask)
+	})
+	start := r.budget
+	for _, o := range opts {
+		if r.budget == 0 || start-r.budget >= exactSims {
+			return nil, false, nil
+		}
+		var names []string
+		for i := range n {
+			if o.mask&(1<<i) != 0 {
+				names = append(names, cands[i])
+			}
+		}
+		moves, total, ok := r.movesOf(names)
+		if !ok {
+			continue
+		}
+		rep, err := r.tryType(names, moves, total, r.types[o.t], false)
+		if err != nil {
+			return nil, false, err
+		}
+		if rep == nil {
+			continue
+		}
+		// Done for good; a tie-break that falls another way this time
+		// sends the search on.
+		if rep, err = r.tryType(names, moves, total, r.types[o.t], true); rep != nil || err != nil {
+			return rep, true, err
+		}
+	}
+	return nil, true, nil
 }
 
 // round finds the longest run of 2 or more of cands that one new node
@@ -137,7 +219,15 @@ func (r *replacer) round(cands []string) (*Replacement, error) {
 func (r *replacer) replace(cands []string, res *ConsolidateResult) error {
 	sort.SliceStable(r.types, func(i, j int) bool { return r.types[i].Cost < r.types[j].Cost })
 	for len(cands) > 0 && r.budget != 0 {
-		rep, err := r.round(cands)
+		var rep *Replacement
+		complete := false
+		var err error
+		if len(cands) <= exactCandidates {
+			rep, complete, err = r.exact(cands)
+		}
+		if !complete && err == nil {
+			rep, err = r.round(cands)
+		}
 		if err != nil {
 			return err
 		}
