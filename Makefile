@@ -116,14 +116,18 @@ fuzz-planner:
 ## (internal/simulator/consolidatefuzz): CONSOLIDATE_CASES random small
 ## clusters from CONSOLIDATE_SEED (2 to 7 priced nodes, running pods of
 ## every kind the drain rules read, zone and hostname constraints,
-## DaemonSets, PodDisruptionBudgets, pending pods), each asked consolidate's
-## question under cluster-autoscaler's or Karpenter's rules; the plan is
-## judged by simulation (its nodes cordoned, the pods that move pending
-## again; the rules and budgets read by the fuzzer's own table and count)
-## and its saving compared with the best feasible subset of the nodes, by
-## exhaustive search. Fails unless every plan is feasible, >= 98% save the
-## optimum and the worst saving ratio is >= 0.95. Prints the statistics
-## and the seeds; reproduce one with go test -run
+## DaemonSets, PodDisruptionBudgets, pending pods; in 30% of the cases 1
+## to 3 priced node types to replace nodes by), each asked consolidate's
+## question under cluster-autoscaler's or Karpenter's rules; the plan
+## (removals, then replacements) is judged by simulation, drain after
+## drain (its nodes cordoned, the pods that move pending again, a new
+## node with its DaemonSet pods; the rules and budgets read by the
+## fuzzer's own table and count) and its saving compared with the best
+## feasible plan removing a subset of the nodes and replacing at most one
+## other subset, by exhaustive search. Fails unless every plan is
+## feasible, >= 98% save the optimum and the worst saving ratio is >=
+## 0.95. Prints the statistics (the cases with node types apart) and the
+## seeds; reproduce one with go test -run
 ## '^TestConsolidateAgainstTheOptimum$' -v
 ## ./internal/simulator/consolidatefuzz -args -seed <seed> -cases 1
 ## -describe (-orders N: every set in N orders of its replacements;

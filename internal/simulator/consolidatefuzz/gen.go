@@ -58,6 +58,10 @@ type Case struct {
 	// hundredths (the annotation holds Cents/100).
 	Nodes []string
 	Cents map[string]int
+	// Types are the node types consolidate may replace nodes by (none in
+	// most cases), TypeCents their prices in hundredths.
+	Types     []questions.NodeType
+	TypeCents []int
 	// What was drawn, for the one-line description and the statistics.
 	Zones                 int
 	Shapes                []string
@@ -107,6 +111,9 @@ func (c *Case) String() string {
 	if c.NodeBlock {
 		b.WriteString(", a node annotated do-not-disrupt")
 	}
+	if len(c.Types) > 0 {
+		fmt.Fprintf(&b, ", %d node types", len(c.Types))
+	}
 	return b.String()
 }
 
@@ -126,7 +133,40 @@ func Generate(seed uint64) *Case {
 	g := &gen{r: r, c: &Case{Seed: seed, Cents: map[string]int{}, Kinds: map[string]int{}, Constraints: map[string]int{}, Marks: map[string]int{}},
 		free: map[string]*room{}, zoneOf: map[string]string{}, weight: map[string]float64{}}
 	g.draw()
+	g.nodeTypes(rand.New(rand.NewPCG(seed, typesStream)))
 	return g.c
+}
+
+// typesStream seeds the node types' draws: a stream of their own, so
+// that a seed draws the same cluster with or without them.
+const typesStream = 0x2545f4914f6cdd1d
+
+// typeShare is the share of the cases drawn with node types.
+const typeShare = 0.3
+
+// nodeTypes draws, in typeShare of the cases, 1 to 3 node types that
+// consolidate may replace nodes by, each of a size of the table in one
+// of the case's zones with the nodes' pod slots, priced as a node of its
+// size at 70% to 110%: a type cheaper for its size is what makes a
+// replacement pay (a big node mostly empty for a smaller one, two nodes
+// for one).
+func (g *gen) nodeTypes(r *rand.Rand) {
+	if r.Float64() >= typeShare {
+		return
+	}
+	c := g.c
+	slots := g.nodes[0].Status.Allocatable.Pods().String()
+	for i := range 1 + r.IntN(3) {
+		s := shapes[r.IntN(len(shapes))]
+		zone := g.zones[r.IntN(len(g.zones))]
+		cents := max(1, int(float64(priceOf(r, s))*(0.7+0.4*r.Float64())+0.5))
+		name := fmt.Sprintf("type-%d", i+1)
+		n := st.MakeNode().Name(name).Label(v1.LabelTopologyZone, zone).Label(v1.LabelInstanceTypeStable, s.String()).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: fmt.Sprint(s.cpu), v1.ResourceMemory: fmt.Sprintf("%dGi", s.memGi), v1.ResourcePods: slots}).Obj()
+		n.Annotations = map[string]string{questions.HourlyCostAnnotation: Price(cents)}
+		c.Types = append(c.Types, questions.NodeType{Type: name, Zone: zone, Node: n, Cost: float64(cents) / 100, Limit: 10})
+		c.TypeCents = append(c.TypeCents, cents)
+	}
 }
 
 // room is a node's room left, in millicores, MiB and pod slots.
@@ -271,8 +311,12 @@ func (g *gen) nodesOf() {
 	}
 }
 
-func (g *gen) price(s shape) int {
-	return max(1, int(float64(4*s.cpu*100+s.memGi*50)/100*(0.85+0.3*g.r.Float64())+0.5))
+func (g *gen) price(s shape) int { return priceOf(g.r, s) }
+
+// priceOf draws a price for a node of size s: about 4 hundredths a core
+// and half of one a GiB, give or take 15%.
+func priceOf(r *rand.Rand, s shape) int {
+	return max(1, int(float64(4*s.cpu*100+s.memGi*50)/100*(0.85+0.3*r.Float64())+0.5))
 }
 
 // requests draws a pod's cpu (millicores) and memory (MiB).

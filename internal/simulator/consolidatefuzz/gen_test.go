@@ -2,6 +2,7 @@ package consolidatefuzz
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -36,6 +37,17 @@ func TestTheGenerator(t *testing.T) {
 			for _, n := range c.Nodes {
 				if c.Cents[n] <= 0 {
 					return "node " + n + " has no price"
+				}
+			}
+			return ""
+		}},
+		{"a case has none or 1 to 3 node types, each priced, in one of its zones", func(c *Case) string {
+			if len(c.Types) > 3 || len(c.TypeCents) != len(c.Types) {
+				return fmt.Sprintf("%d types, %d prices", len(c.Types), len(c.TypeCents))
+			}
+			for i, t := range c.Types {
+				if c.TypeCents[i] <= 0 || t.Cost != float64(c.TypeCents[i])/100 || t.Node.Labels[v1.LabelTopologyZone] != t.Zone || !slices.Contains(Zones[:c.Zones], t.Zone) {
+					return fmt.Sprintf("type %s in %q at %d hundredths (cost %g)", t.Type, t.Zone, c.TypeCents[i], t.Cost)
 				}
 			}
 			return ""
@@ -95,6 +107,7 @@ func TestTheGenerator(t *testing.T) {
 			seen["pending"] = seen["pending"] || c.Pending > 0
 			seen["priorities"] = seen["priorities"] || c.Priorities
 			seen["node do-not-disrupt"] = seen["node do-not-disrupt"] || c.NodeBlock
+			seen["node types"] = seen["node types"] || len(c.Types) > 0
 			for _, o := range c.Objects {
 				if pdb, ok := o.(*policyv1.PodDisruptionBudget); ok {
 					seen["PDB "+pdbForm(pdb)] = true
@@ -102,7 +115,7 @@ func TestTheGenerator(t *testing.T) {
 			}
 		}
 		want := []string{"rules " + string(questions.RulesClusterAutoscaler), "rules " + string(questions.RulesKarpenter),
-			"DaemonSets", "pending", "priorities", "node do-not-disrupt",
+			"DaemonSets", "pending", "priorities", "node do-not-disrupt", "node types",
 			"PDB maxUnavailable int", "PDB maxUnavailable %", "PDB minAvailable int", "PDB minAvailable %", "PDB selector {}",
 			"mark safe-to-evict=false", "mark safe-to-evict=true", "mark do-not-disrupt", "mark emptyDir", "mark emptyDir listed safe"}
 		for _, k := range kindOrder {

@@ -30,8 +30,68 @@ type Stats struct {
 	PlanCents, OptimumCents int
 	Sims                    int
 	Elapsed                 time.Duration
+	// Typed are the figures of the cases drawn with node types.
+	Typed TypedStats
 
 	results []*Result
+}
+
+// TypedStats are the figures of the cases drawn with node types, where
+// consolidate may replace nodes by a new one and the optimum may swap one
+// set of nodes.
+type TypedStats struct {
+	Cases, Feasible, Optimal int
+	// Worst is the worst saving ratio of a feasible plan, WorstSeed the
+	// first case at it.
+	Worst     float64
+	WorstSeed uint64
+	// PlanSwaps and OptimumSwaps count the feasible plans, and their
+	// optima, that replace nodes.
+	PlanSwaps, OptimumSwaps int
+	// The savings summed over the feasible plans: the plans' by removals
+	// and by replacements, the optima's, and the optima of removals alone
+	// (no swap).
+	PlanRemovalCents, PlanSwapCents       int
+	OptimumRemovalCents, OptimumSwapCents int
+	RemovalOptimumCents                   int
+}
+
+func (t *TypedStats) add(r *Result) {
+	if t.Cases == 0 {
+		t.Worst = 1
+	}
+	t.Cases++
+	if !r.Feasible() {
+		return
+	}
+	t.Feasible++
+	if r.Optimal() {
+		t.Optimal++
+	}
+	if ratio := r.Ratio(); ratio < t.Worst {
+		t.Worst, t.WorstSeed = ratio, r.Case.Seed
+	}
+	if len(r.Plan.Swaps) > 0 {
+		t.PlanSwaps++
+	}
+	if len(r.Optimum.Swaps) > 0 {
+		t.OptimumSwaps++
+	}
+	t.PlanRemovalCents += r.PlanRemovalCents
+	t.PlanSwapCents += r.PlanCents - r.PlanRemovalCents
+	t.OptimumRemovalCents += r.OptimumRemovalCents
+	t.OptimumSwapCents += r.OptimumCents - r.OptimumRemovalCents
+	t.RemovalOptimumCents += r.RemovalOptimumCents
+}
+
+// String is the summary of the cases with node types.
+func (t *TypedStats) String() string {
+	s := fmt.Sprintf("with node types: %d cases, feasible %d, optimal %d (%.1f%%), worst ratio %.4f", t.Cases, t.Feasible, t.Optimal, pct(t.Optimal, t.Cases), t.Worst)
+	if t.Worst < 1 {
+		s += fmt.Sprintf(" (seed %d)", t.WorstSeed)
+	}
+	return s + fmt.Sprintf("; %d plans and %d optima replace nodes; plans save %s/h by removals + %s/h by replacements, optima %s/h + %s/h (the optima by removals alone: %s/h)",
+		t.PlanSwaps, t.OptimumSwaps, Price(t.PlanRemovalCents), Price(t.PlanSwapCents), Price(t.OptimumRemovalCents), Price(t.OptimumSwapCents), Price(t.RemovalOptimumCents))
 }
 
 // Add counts a result.
@@ -44,6 +104,9 @@ func (s *Stats) Add(r *Result) {
 	}
 	s.Cases++
 	s.ByRules[r.Case.Rules]++
+	if len(r.Case.Types) > 0 {
+		s.Typed.add(r)
+	}
 	s.results = append(s.results, r)
 	s.Sims += r.Sims
 	s.Elapsed += r.Elapsed
@@ -70,7 +133,7 @@ func (s *Stats) Add(r *Result) {
 	if r.Optimal() {
 		s.Optimal++
 	}
-	if r.OptimumCents == 0 && len(r.Plan) == 0 {
+	if r.OptimumCents == 0 && len(r.Plan.Remove)+len(r.Plan.Swaps) == 0 {
 		s.Nothing++
 	}
 	s.PlanCents += r.PlanCents
@@ -133,12 +196,21 @@ func (s *Stats) String() string {
 	if s.OptimumCents > 0 {
 		fmt.Fprintf(&b, "; plans save %s/h of the optima's %s/h (%.1f%%)", Price(s.PlanCents), Price(s.OptimumCents), pct(s.PlanCents, s.OptimumCents))
 	}
-	var suboptimal []string
+	if s.Typed.Cases > 0 {
+		fmt.Fprintf(&b, "\n%s", &s.Typed)
+	}
+	var suboptimal, typed []string
 	for _, r := range s.WorstCases(len(s.results)) {
 		suboptimal = append(suboptimal, fmt.Sprint(r.Case.Seed))
+		if len(r.Case.Types) > 0 {
+			typed = append(typed, fmt.Sprint(r.Case.Seed))
+		}
 	}
 	if len(suboptimal) > 0 {
 		fmt.Fprintf(&b, "\nsuboptimal seeds: %s", strings.Join(suboptimal, " "))
+	}
+	if len(typed) > 0 {
+		fmt.Fprintf(&b, " (with node types: %s)", strings.Join(typed, " "))
 	}
 	var waits []string
 	for _, r := range s.results {
