@@ -168,28 +168,15 @@ func TestConsolidateDrainsTwoPodsOfABudgetThatAllowsOne(t *testing.T) {
 // the search one node at a time answers and the whole plan's check cuts
 // it to a, b kept saying why.
 func TestConsolidatePlansHoldWithEveryNodeOfThePlanCordonedFromTheStart(t *testing.T) {
-	sized := func(name, cpu, price string) *v1.Node {
-		n := node(name, price)
-		n.Status.Capacity[v1.ResourceCPU] = resource.MustParse(cpu)
-		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse(cpu)
-		n.Labels = map[string]string{"kubernetes.io/hostname": name}
-		return n
-	}
-	pod := func(name, node, cpu string) *v1.Pod {
-		p := st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{"cpu": cpu}).Obj()
-		yes := true
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
-		return p
-	}
 	objs := []runtime.Object{
-		sized("a", "4", "3"), sized("b", "16", "2"), sized("c", "4", "1"), sized("d", "4", "1"),
-		pod("z-a", "a", "2"), pod("a-b", "b", "3"), pod("c1", "c", "1"), pod("d1", "d", "2"),
+		sizedNode("a", "4", "3"), sizedNode("b", "16", "2"), sizedNode("c", "4", "1"), sizedNode("d", "4", "1"),
+		ownedPod("z-a", "a", "2"), ownedPod("a-b", "b", "3"), ownedPod("c1", "c", "1"), ownedPod("d1", "d", "2"),
 	}
 	for i := range 9 {
 		name := fmt.Sprintf("full-%d", i)
-		p := pod("pinned-"+name, name, "4")
+		p := ownedPod("pinned-"+name, name, "4")
 		p.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": name}
-		objs = append(objs, sized(name, "4", "0.5"), p)
+		objs = append(objs, sizedNode(name, "4", "0.5"), p)
 	}
 	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
 	if err != nil {
@@ -210,21 +197,9 @@ func TestConsolidatePlansHoldWithEveryNodeOfThePlanCordonedFromTheStart(t *testi
 // and then nothing else does, 3/h; the exact search drains a, c and d
 // together (their pods all fit b), 5/h.
 func TestConsolidateAnswersASmallQuestionWithTheSubsetThatSavesTheMost(t *testing.T) {
-	sized := func(name, cpu, price string) *v1.Node {
-		n := node(name, price)
-		n.Status.Capacity[v1.ResourceCPU] = resource.MustParse(cpu)
-		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse(cpu)
-		return n
-	}
-	pod := func(name, node, cpu string) *v1.Pod {
-		p := st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{"cpu": cpu}).Obj()
-		yes := true
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
-		return p
-	}
 	objs := []runtime.Object{
-		sized("a", "4", "3"), sized("b", "16", "2"), sized("c", "4", "1"), sized("d", "4", "1"),
-		pod("z-a", "a", "2"), pod("a-b", "b", "3"), pod("c1", "c", "1"), pod("d1", "d", "2"),
+		sizedNode("a", "4", "3"), sizedNode("b", "16", "2"), sizedNode("c", "4", "1"), sizedNode("d", "4", "1"),
+		ownedPod("z-a", "a", "2"), ownedPod("a-b", "b", "3"), ownedPod("c1", "c", "1"), ownedPod("d1", "d", "2"),
 	}
 	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
 	if err != nil {
@@ -272,14 +247,8 @@ func TestConsolidateCountsPodSlotsBeforeItSimulates(t *testing.T) {
 // d have 1.5 CPU free each). The reason names the pod, which runs on a
 // until the plan drains it.
 func TestConsolidateSaysWhereAMovedPodRunsNow(t *testing.T) {
-	pod := func(name, node, cpu string) *v1.Pod {
-		p := st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{"cpu": cpu}).Obj()
-		yes := true
-		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
-		return p
-	}
 	objs := []runtime.Object{node("a", "2"), node("b", "1"), node("c", "1"), node("d", "1"),
-		pod("x-a", "a", "2"), pod("b1", "b", "1"), pod("c1", "c", "2500m"), pod("d1", "d", "2500m")}
+		ownedPod("x-a", "a", "2"), ownedPod("b1", "b", "1"), ownedPod("c1", "c", "2500m"), ownedPod("d1", "d", "2500m")}
 	res, err := questions.Consolidate(context.Background(), func() (*cluster.Cluster, error) { return simtest.LoadObjects(t, objs), nil }, worldMaker(t), questions.ConsolidateOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -294,4 +263,22 @@ func TestConsolidateSaysWhereAMovedPodRunsNow(t *testing.T) {
 	if k := res.Keep[i]; k.Pod != "default/x-a" || !strings.HasSuffix(k.Reason, "(the pod runs on a now: the plan's drain of a moves it here)") {
 		t.Errorf("b kept by %s for %q, want x-a and where it runs now", k.Pod, k.Reason)
 	}
+}
+
+// sizedNode is node with cpu CPUs, labelled with its hostname.
+func sizedNode(name, cpu, price string) *v1.Node {
+	n := node(name, price)
+	n.Status.Capacity[v1.ResourceCPU] = resource.MustParse(cpu)
+	n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse(cpu)
+	n.Labels = map[string]string{"kubernetes.io/hostname": name}
+	return n
+}
+
+// ownedPod is a pod bound to node requesting cpu, its own ReplicaSet's
+// (of its name, not in the input).
+func ownedPod(name, node, cpu string) *v1.Pod {
+	p := st.MakePod().Name(name).Node(node).Req(map[v1.ResourceName]string{"cpu": cpu}).Obj()
+	yes := true
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: types.UID(name), Controller: &yes}}
+	return p
 }
