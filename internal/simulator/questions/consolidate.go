@@ -375,6 +375,21 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 		if err := r.replace(rest, res); err != nil {
 			return nil, err
 		}
+		if len(res.Replace) > 0 {
+			// The rounds ran on the placements the drains before them
+			// happened to make; the plan is replayed from the settled
+			// cluster as it will run, and a replacement that does not
+			// hold there is dropped.
+			settled.Nodes = settledNodes
+			f, err := newDrainer(ctx, newWorld, settled, basePending)
+			if err != nil {
+				return nil, err
+			}
+			f.stall = stallOf(budgets, f)
+			if err := replay(f, rc, res, planMoves(), price, budgets, w.Cluster, o.NodeTypes); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// A reason may name a pod an earlier drain of the plan moved to the
 	// node kept: in the cluster, that pod runs elsewhere until then, and

@@ -254,3 +254,55 @@ func (r Replacement) String() string {
 	}
 	return fmt.Sprintf("%d node(s) (%v) by one %s%s at %g per hour, saving %g per hour", len(r.Nodes), r.Nodes, r.Type, zone, r.HourlyCost, r.HourlySaving)
 }
+
+// replay does res's plan in f, a drainer of the settled cluster: the
+// removals together, then each replacement in turn (its type found in
+// types by name and zone). A replacement that does not hold is dropped,
+// its nodes kept with the reason, its saving taken back.
+func replay(f *drainer, rc *ruleContext, res *ConsolidateResult, removeMoves [][]*v1.Pod, price map[string]float64, budgets []*cluster.Budget, full *cluster.Cluster, types []NodeType) error {
+	if len(res.Remove) > 0 {
+		pod, reason, err := f.drainAll(res.Remove, removeMoves, true)
+		if err != nil {
+			return err
+		}
+		if pod != "" {
+			// The removals held together when checked; a tie-break fell
+			// otherwise: the replacements are not answered.
+			for _, rep := range res.Replace {
+				res.HourlySaving -= rep.HourlySaving
+				for _, n := range rep.Nodes {
+					res.Keep = append(res.Keep, KeptNode{Node: n, Pod: pod, Reason: "its replacement was not checked: replayed, the removals left " + reason})
+				}
+			}
+			res.Replace = nil
+			return nil
+		}
+	}
+	rc.count = func() []int32 { return cluster.HealthyPods(f.pods(), budgets) }
+	rc.healthy = nil
+	r := &replacer{d: f, rc: rc, full: full, price: price, budget: -1}
+	kept := res.Replace[:0]
+	for _, rep := range res.Replace {
+		i := slices.IndexFunc(types, func(t NodeType) bool { return t.Type == rep.Type && t.Zone == rep.Zone })
+		moves, total, ok := r.movesOf(rep.Nodes)
+		var got *Replacement
+		var err error
+		if i >= 0 && ok {
+			got, err = r.tryType(rep.Nodes, moves, total, types[i], true)
+			if err != nil {
+				return err
+			}
+		}
+		rc.healthy = nil
+		if got == nil {
+			res.HourlySaving -= rep.HourlySaving
+			for _, n := range rep.Nodes {
+				res.Keep = append(res.Keep, KeptNode{Node: n, Reason: fmt.Sprintf("one %s replaced it on the cluster the drains before left, but not when the plan is replayed from the start", rep.Type)})
+			}
+			continue
+		}
+		kept = append(kept, *got)
+	}
+	res.Replace = kept
+	return nil
+}
