@@ -390,6 +390,18 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 				return nil, err
 			}
 		}
+		if len(candidates) <= jointCandidates {
+			names := make([]string, len(candidates))
+			moves := make([][]*v1.Pod, len(candidates))
+			for i, cand := range candidates {
+				names[i], moves[i] = cand.node, cand.move
+			}
+			j := &joint{ctx: ctx, newWorld: newWorld, settled: settled, nodes: settledNodes, basePending: basePending,
+				budgets: budgets, rc: rc, full: w.Cluster, price: price, types: slices.Clone(o.NodeTypes)}
+			if err := j.search(names, moves, res); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// A reason may name a pod an earlier drain of the plan moved to the
 	// node kept: in the cluster, that pod runs elsewhere until then, and
