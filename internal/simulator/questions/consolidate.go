@@ -397,7 +397,7 @@ func Consolidate(ctx context.Context, load func() (*cluster.Cluster, error), new
 				names[i], moves[i] = cand.node, cand.move
 			}
 			j := &joint{ctx: ctx, newWorld: newWorld, settled: settled, nodes: settledNodes, basePending: basePending,
-				budgets: budgets, rc: rc, full: w.Cluster, price: price, types: slices.Clone(o.NodeTypes)}
+				budgets: budgets, rc: rc, full: w.Cluster, price: price, priced: hasPrice, types: slices.Clone(o.NodeTypes)}
 			if err := j.search(names, moves, res); err != nil {
 				return nil, err
 			}
@@ -435,7 +435,7 @@ func stallOf(budgets []*cluster.Budget, d *drainer) func(names []string, moves [
 	}
 	return func(names []string, moves [][]*v1.Pod, waiting []*v1.Pod) string {
 		var healthy []int32
-		for _, b := range budgets {
+		for i, b := range budgets {
 			evicted, waits := int32(0), int32(0)
 			for _, m := range moves {
 				for _, p := range m {
@@ -455,7 +455,6 @@ func stallOf(budgets []*cluster.Budget, d *drainer) func(names []string, moves [
 			if healthy == nil {
 				healthy = cluster.HealthyPods(d.pods(), budgets)
 			}
-			i := slices.Index(budgets, b)
 			allowed := b.Allowed(healthy[i] + waits)
 			if evicted > allowed && waits >= allowed {
 				return fmt.Sprintf("the drain may stall: PodDisruptionBudget %s/%s allows %d disruption(s), the drain evicts %d of its pods, and %d replacement(s) wait for the nodes' deletion (a topology spread or affinity counts the cordoned nodes) while the budget refuses the next eviction",

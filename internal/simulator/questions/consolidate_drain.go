@@ -213,7 +213,8 @@ func (d *drainer) drainWith(names []string, moves [][]*v1.Pod, add *v1.Node, age
 	// place was undone): only the copies, the pods created meanwhile and
 	// the pods they preempted can have changed.
 	touched := append(copies, d.w.Pending[listed:]...)
-	if pod == "" {
+	if pod == "" && (len(waiting) > 0 || preempted) {
+		// Else every copy ran at once: nothing to look for.
 		pod, reason = notAllRunning(d.w.PodResultsFor(touched), d.basePending, drained)
 	}
 	if pod != "" || !keep {

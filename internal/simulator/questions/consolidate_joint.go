@@ -37,6 +37,7 @@ type joint struct {
 	rc          *ruleContext
 	full        *cluster.Cluster
 	price       map[string]float64
+	priced      map[string]bool // the nodes with a price annotation
 	types       []NodeType
 }
 
@@ -170,7 +171,7 @@ func (j *joint) answer(names []string, o jointOption, remove []string, rep *Repl
 		taken[n] = true
 		res.Remove = append(res.Remove, n)
 		res.HourlySaving += j.price[n]
-		if !hasPriceOf(j.nodes, n) {
+		if !j.priced[n] {
 			res.Unpriced = append(res.Unpriced, n)
 		}
 	}
@@ -194,14 +195,4 @@ func repNodes(r *Replacement) []string {
 		return nil
 	}
 	return r.Nodes
-}
-
-func hasPriceOf(nodes []*v1.Node, name string) bool {
-	for _, n := range nodes {
-		if n.Name == name {
-			_, ok := n.Annotations[HourlyCostAnnotation]
-			return ok
-		}
-	}
-	return false
 }
