@@ -357,21 +357,12 @@ func blockingLocalVolume(p *v1.Pod) string {
 		case v.EmptyDir != nil && v.EmptyDir.Medium != v1.StorageMediumMemory:
 			kind = "emptyDir"
 		}
-		if kind == "" || contains(safe, v.Name) {
+		if kind == "" || slices.Contains(safe, v.Name) {
 			continue
 		}
 		return fmt.Sprintf("%s volume %q", kind, v.Name)
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *ruleContext) anyBudgetSelects(p *v1.Pod) bool {
